@@ -1,0 +1,73 @@
+import type { Engine, Unsubscribe } from '../engine/types'
+import type { Delivery } from '../schema/common'
+import type { SessionlineError } from '../schema/errors'
+import type { InputReceipt } from '../schema/inputs'
+import type { SessionMessage } from '../schema/messages'
+import type { TurnOutlineEntry } from '../schema/session'
+
+/** State of an input the page admitted and the transcript has not taken yet. */
+export type InputState = 'sending' | 'pending' | 'failed'
+
+export interface TimelineInput {
+  id: string
+  text: string
+  delivery: Delivery
+  state: InputState
+  /** Admission seq once the worker answered. */
+  seq?: number
+  error?: SessionlineError
+}
+
+/** One row of the timeline: a transcript row, or an input still in the inbox. `key` never changes. */
+export type TimelineRow =
+  | { key: string; kind: 'message'; message: SessionMessage }
+  | { key: string; kind: 'input'; input: TimelineInput }
+
+/** A mark of the turn rail: `loaded` points at a rendered row, `unloaded` at a seq to `loadThrough`. */
+export type RailItem =
+  | { kind: 'loaded'; turn: number; key: string; seq: number; prompt: string; response: string }
+  | { kind: 'unloaded'; turn: number; seq: number; prompt: string; response: string }
+
+export interface TimelineSnapshot {
+  status: 'loading' | 'ready' | 'error'
+  error?: SessionlineError
+  /** Loaded window of transcript rows in seq order, then pending steers in admission order. */
+  rows: readonly TimelineRow[]
+  /** Queued inputs in admission order (the queue tray). */
+  queued: readonly TimelineInput[]
+  outline: readonly TurnOutlineEntry[]
+  rail: readonly RailItem[]
+  baseSeq: number
+  headSeq: number
+  hasOlder: boolean
+  loadingOlder: boolean
+}
+
+export interface SessionView {
+  readonly sessionId: string
+  subscribe(listener: () => void): Unsubscribe
+  /** Stable between changes (safe for `useSyncExternalStore`). */
+  getSnapshot(): TimelineSnapshot
+  /** Shows the row synchronously; resolves to the durable receipt. */
+  admit(text: string, options?: { delivery?: Delivery; id?: string }): Promise<InputReceipt>
+  cancel(inputId: string): Promise<void>
+  edit(inputId: string, text: string): Promise<void>
+  loadOlder(): Promise<void>
+  loadThrough(seq: number): Promise<void>
+  interrupt(): Promise<void>
+  dispose(): void
+}
+
+export interface OpenOptions {
+  /** Rows of the first tail page (default 50). */
+  tail?: number
+  includeInactive?: boolean
+}
+
+/** The page-side client: every engine call, plus `open`. */
+export interface SessionlineClient extends Omit<Engine, 'watch' | 'close'> {
+  watch: Engine['watch']
+  open(sessionId: string, options?: OpenOptions): SessionView
+  /** Disposes every view and releases the worker connection (does not terminate the worker). */
+  close(): Promise<void>
+}

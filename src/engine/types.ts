@@ -1,0 +1,75 @@
+import type { Json } from '../schema/common'
+import type { SessionEvent, StoredEvent } from '../schema/events'
+import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
+import type { SessionMessage } from '../schema/messages'
+import type { ConfigureRequest } from '../schema/provider'
+import type {
+  EventsRequest,
+  LoadThroughRequest,
+  MessagePage,
+  PageRequest,
+  PromoteMode,
+} from '../schema/requests'
+import type { CreateSessionRequest, SessionInfo, TurnOutlineEntry, UsageTotals } from '../schema/session'
+
+/** Views of the built-in projections, by name. */
+export interface ProjectionViews {
+  turnOutline: readonly TurnOutlineEntry[]
+  usage: UsageTotals
+  pending: readonly InputReceipt[]
+}
+export type ProjectionName = keyof ProjectionViews
+
+/**
+ * What one committed write (or, with `durable: false`, one live streaming preview) changed in
+ * a session. Listeners get these in commit order.
+ */
+export interface SessionChange {
+  sessionId: string
+  /** false: a live preview of streamed text not yet in the log; the next durable change supersedes it. */
+  durable: boolean
+  headSeq: number
+  /** Rows created or updated, ascending by seq (upsert by id). */
+  messages: readonly SessionMessage[]
+  /** Receipts created or changed (pending, edited, promoted, cancelled), by admission seq. */
+  inputs: readonly InputReceipt[]
+  /** Only the projection views that changed (identity gate). */
+  views: Partial<ProjectionViews>
+  /** The session's info when it changed; `deleted` when the session is gone. */
+  session?: SessionInfo
+  deleted?: boolean
+  /** The whole transcript was rewritten (a re-import): reload instead of merging. */
+  reset?: boolean
+}
+export type ChangeListener = (change: SessionChange) => void
+export type Unsubscribe = () => void
+
+/** The engine's public surface. Every method validates its input and fails with `SessionlineError`. */
+export interface Engine {
+  createSession(request?: CreateSessionRequest): Promise<SessionInfo>
+  getSession(sessionId: string): Promise<SessionInfo | undefined>
+  listSessions(): Promise<SessionInfo[]>
+  deleteSession(sessionId: string): Promise<void>
+
+  admit(sessionId: string, request: AdmitRequest): Promise<InputReceipt>
+  cancel(sessionId: string, inputId: string): Promise<InputReceipt>
+  edit(sessionId: string, inputId: string, request: EditRequest): Promise<InputReceipt>
+  pending(sessionId: string): Promise<InputReceipt[]>
+  promote(sessionId: string, mode: PromoteMode): Promise<SessionMessage[]>
+
+  append(sessionId: string, events: readonly SessionEvent[]): Promise<{ headSeq: number }>
+  events(sessionId: string, request?: EventsRequest): Promise<StoredEvent[]>
+  page(sessionId: string, request?: PageRequest): Promise<MessagePage>
+  loadThrough(sessionId: string, request: LoadThroughRequest): Promise<MessagePage>
+  projection<N extends ProjectionName>(sessionId: string, name: N): Promise<ProjectionViews[N]>
+  watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe>
+
+  /** Runner (issue 4): choose the built-in provider; `none` = host-driven. */
+  configure(request: ConfigureRequest): Promise<void>
+  /** Runner: abort the running step and end the turn `aborted`; pending input stays pending. */
+  interrupt(sessionId: string): Promise<void>
+
+  close(): Promise<void>
+}
+
+export type { Json }

@@ -1,0 +1,36 @@
+import { z } from 'zod'
+import { Delivery, Id, MAX_INPUT_TEXT, Seq, Timestamp } from './common'
+
+export const InputStatus = z.enum(['pending', 'promoted', 'cancelled'])
+export type InputStatus = z.infer<typeof InputStatus>
+
+const InputText = z
+  .string()
+  .max(MAX_INPUT_TEXT, `text is longer than ${MAX_INPUT_TEXT} characters`)
+  .refine((t) => t.trim().length > 0, 'text is empty')
+
+/** What a caller hands to `admit`. */
+export const AdmitRequest = z.strictObject({
+  id: Id.optional(),
+  text: InputText,
+  delivery: Delivery.default('steer'),
+})
+export type AdmitRequest = z.input<typeof AdmitRequest>
+
+export const EditRequest = z.strictObject({ text: InputText })
+export type EditRequest = z.infer<typeof EditRequest>
+
+/** A durable inbox receipt. `seq` is the admission seq, dense per session, separate from event seqs. */
+export const InputReceipt = z.strictObject({
+  id: Id,
+  sessionId: Id,
+  seq: Seq,
+  delivery: Delivery,
+  text: z.string(),
+  status: InputStatus,
+  admittedAt: Timestamp,
+  updatedAt: Timestamp.optional(),
+  /** The seq of the `user/message` event that promoted it. */
+  promotedSeq: Seq.optional(),
+})
+export type InputReceipt = z.infer<typeof InputReceipt>

@@ -1,0 +1,61 @@
+import { z } from 'zod'
+import { Id, Json, MessageSource, Seq, StepNumber, Timestamp, TurnNumber, Usage, Visibility } from './common'
+import { Finish } from './events'
+
+export const TextPart = z.strictObject({ type: z.literal('text'), text: z.string() })
+export const ReasoningPart = z.strictObject({ type: z.literal('reasoning'), text: z.string() })
+/** `running` until its result arrives; `interrupted` when the turn ended first. */
+export const ToolState = z.enum(['running', 'done', 'error', 'interrupted'])
+export type ToolState = z.infer<typeof ToolState>
+export const ToolPart = z.strictObject({
+  type: z.literal('tool'),
+  callId: Id,
+  name: z.string(),
+  input: Json,
+  output: Json.optional(),
+  isError: z.boolean().optional(),
+  state: ToolState,
+})
+export const MessagePart = z.discriminatedUnion('type', [TextPart, ReasoningPart, ToolPart])
+export type TextPart = z.infer<typeof TextPart>
+export type ReasoningPart = z.infer<typeof ReasoningPart>
+export type ToolPart = z.infer<typeof ToolPart>
+export type MessagePart = z.infer<typeof MessagePart>
+
+export const MessageRole = z.enum(['user', 'assistant', 'system', 'summary'])
+export type MessageRole = z.infer<typeof MessageRole>
+
+/** `streaming` while an assistant message is open; user rows are `complete` when written. */
+export const MessageStatus = z.enum(['streaming', 'complete', 'interrupted', 'error'])
+export type MessageStatus = z.infer<typeof MessageStatus>
+
+/**
+ * A transcript row (`session_message`). `seq` is the seq of the event that created the row and
+ * never changes; `id` of a promoted user row is its input id.
+ */
+export const SessionMessage = z.strictObject({
+  id: Id,
+  sessionId: Id,
+  seq: Seq,
+  role: MessageRole,
+  turn: z.number().int().nonnegative(),
+  parts: z.array(MessagePart),
+  status: MessageStatus,
+  visibility: Visibility,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  usage: Usage.optional(),
+  /** user rows: who authored it. */
+  source: MessageSource.optional(),
+  /** assistant rows: the step that produced it and how it finished. */
+  step: StepNumber.optional(),
+  finish: Finish.optional(),
+  /** imported rows: what the provider file said of it. */
+  model: z.string().optional(),
+  agentId: z.string().optional(),
+  isMeta: z.boolean().optional(),
+  parentId: z.string().optional(),
+})
+export type SessionMessage = z.infer<typeof SessionMessage>
+
+export const TurnRef = TurnNumber

@@ -1,0 +1,44 @@
+import { z } from 'zod'
+import { Id, Seq } from './common'
+import { SessionMessage } from './messages'
+
+/** Largest page `page` serves in one call. */
+export const MAX_PAGE_LIMIT = 1000
+export const DEFAULT_PAGE_LIMIT = 50
+/** Page size `loadThrough` uses when none is given (DESIGN.md §7). */
+export const DEFAULT_JUMP_PAGE = 200
+
+export const PageRequest = z.strictObject({
+  beforeSeq: Seq.optional(),
+  limit: z.number().int().positive().max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
+  includeInactive: z.boolean().default(false),
+})
+export type PageRequest = z.input<typeof PageRequest>
+
+export const LoadThroughRequest = z.strictObject({
+  seq: z.number().int().nonnegative(),
+  beforeSeq: Seq.optional(),
+  pageSize: z.number().int().positive().max(MAX_PAGE_LIMIT).default(DEFAULT_JUMP_PAGE),
+  includeInactive: z.boolean().default(false),
+})
+export type LoadThroughRequest = z.input<typeof LoadThroughRequest>
+
+export const EventsRequest = z.strictObject({
+  afterSeq: z.number().int().nonnegative().default(0),
+  limit: z.number().int().positive().max(10_000).default(1000),
+})
+export type EventsRequest = z.input<typeof EventsRequest>
+
+/** A window of transcript rows, ascending by seq. `baseSeq` is the lowest seq returned (0 when empty). */
+export const MessagePage = z.strictObject({
+  messages: z.array(SessionMessage),
+  baseSeq: z.number().int().nonnegative(),
+  headSeq: z.number().int().nonnegative(),
+  hasOlder: z.boolean(),
+})
+export type MessagePage = z.infer<typeof MessagePage>
+
+export const PromoteMode = z.enum(['checkpoint', 'settled'])
+export type PromoteMode = z.infer<typeof PromoteMode>
+
+export const SessionIdArg = Id
