@@ -3,6 +3,9 @@
  * See README.md for the tour; DESIGN.md-level concepts are in docs/decisions/.
  */
 
+// --- core (pure folds) ---
+export type { Projection } from './core/projection'
+export { replay } from './core/projection'
 // --- schema (types crossing every boundary) ---
 export * from './schema/common'
 export * from './schema/errors'
@@ -13,17 +16,12 @@ export * from './schema/provider'
 export * from './schema/requests'
 export * from './schema/session'
 
-// --- core (pure folds) ---
-export type { Projection } from './core/projection'
-export { replay } from './core/projection'
-
 // --- view helpers ---
-
-// --- engine ---
-export type * from './engine/provider'
-export type * from './engine/types'
 
 // --- client ---
 export type * from './client/types'
+// --- engine ---
+export type * from './engine/provider'
+export type * from './engine/types'
 
 // --- import ---

@@ -73,3 +73,39 @@ export interface Engine {
 }
 
 export type { Json }
+
+/** Turn bookkeeping of a session, as the log's fold sees it. */
+export interface TurnState {
+  /** Highest turn number started (0: none yet). */
+  lastTurn: number
+  /** The turn started and not ended, if any. */
+  openTurn: number | null
+  /** Inside `openTurn`: the step started and not ended, if any, and the last step number used. */
+  openStep: number | null
+  lastStep: number
+}
+
+/**
+ * What the runner (src/engine/runner.ts) needs from the engine beyond its public API.
+ * The engine builds one host and hands it to `createRunner`.
+ */
+export interface RunnerHost {
+  readonly engine: Engine
+  /** Turn state from the engine's fold (cached, no replay). */
+  turnState(sessionId: string): Promise<TurnState>
+  /** Fold not-yet-durable events (assistant/delta) over the open rows in memory and push a
+   *  `durable: false` change to watchers; the next durable append supersedes it. */
+  publishLive(sessionId: string, events: readonly SessionEvent[]): void
+  /** Called after every admitted (or edited) input, so an idle runner can start a turn. */
+  onInput(listener: (sessionId: string) => void): Unsubscribe
+  /** Clock of the engine (tests inject one). */
+  now(): number
+}
+
+export interface Runner {
+  configure(request: ConfigureRequest): Promise<void>
+  interrupt(sessionId: string): Promise<void>
+  /** Close a turn left open by a dead runner (`turn/end interrupted`), if no live runner owns it. */
+  recover(sessionId: string): Promise<void>
+  close(): Promise<void>
+}
