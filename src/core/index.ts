@@ -1,0 +1,7 @@
+// The pure domain core: folds over the event log, their live gate, and inbox rules.
+export * from './live-projection'
+export * from './pending'
+export * from './projection'
+export * from './transcript'
+export * from './turn-outline'
+export * from './usage'

@@ -1,0 +1,300 @@
+/**
+ * The transcript fold: events in, transcript rows (`SessionMessage`) out.
+ *
+ * The state carries only what can still change (the open rows and the running tool calls) plus
+ * the turn bookkeeping, so it stays small however long the session grows; settled rows leave it
+ * through `changed` and the engine materializes them into the `messages` table.
+ *
+ * The fold is total: an event that `checkEvent` would reject is ignored (same state, nothing
+ * changed), so a replay never throws and the incremental path and a replay agree even on a log
+ * that was never checked.
+ *
+ * @example
+ *   let state = initTranscript()
+ *   for (const event of events) {
+ *     const next = applyTranscript(state, event)
+ *     state = next.state
+ *     upsert(next.changed) // rows by id
+ *   }
+ */
+import type { TurnState } from '../engine/types'
+import type { SessionEvent, StoredEvent, StoredEventOf } from '../schema/events'
+import type { MessagePart, MessageStatus, SessionMessage, ToolPart } from '../schema/messages'
+import type { Projection } from './projection'
+
+export interface TranscriptState extends TurnState {
+  /** Rows that can still change: streaming assistant rows and rows with running tool calls (JSON-safe record). */
+  open: Record<string, SessionMessage>
+  /** callId -> id of the row holding that running call. */
+  callOwner: Record<string, string>
+}
+
+export interface TranscriptStep {
+  state: TranscriptState
+  /** Rows this event created or changed, as new objects; rows it did not touch keep their identity. */
+  changed: SessionMessage[]
+}
+
+export function initTranscript(): TranscriptState {
+  return { lastTurn: 0, openTurn: null, openStep: null, lastStep: 0, open: {}, callOwner: {} }
+}
+
+// Ids are arbitrary strings ('__proto__' included): read records by own key only and write them
+// by defining own properties, never by assignment (which would hit Object.prototype's setters).
+const own = <T>(record: Record<string, T>, key: string): T | undefined =>
+  Object.hasOwn(record, key) ? record[key] : undefined
+
+function put<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true })
+}
+
+function without<T>(record: Record<string, T>, keys: readonly string[]): Record<string, T> {
+  const out: Record<string, T> = {}
+  for (const key of Object.keys(record)) if (!keys.includes(key)) put(out, key, record[key]!)
+  return out
+}
+
+const isRunningTool = (part: MessagePart): part is ToolPart =>
+  part.type === 'tool' && part.state === 'running'
+const hasRunningTool = (row: SessionMessage) => row.parts.some(isRunningTool)
+const stillOpen = (row: SessionMessage) => row.status === 'streaming' || hasRunningTool(row)
+
+/** Why `event` cannot follow in a log whose fold state is `state` (the engine raises invalid_state with this text), or undefined if it may. */
+export function checkEvent(state: TranscriptState, event: SessionEvent): string | undefined {
+  switch (event.type) {
+    case 'session/created':
+      // The state cannot tell a second session/created before any turn from the first; the
+      // engine writes it once, at creation.
+      return state.lastTurn > 0 || state.openTurn !== null ? 'session/created must open the log' : undefined
+    case 'turn/start': {
+      const { turn } = event.data
+      if (state.openTurn !== null) return `turn/start ${turn}: turn ${state.openTurn} is still open`
+      if (turn <= state.lastTurn)
+        return `turn/start ${turn}: turn numbers must increase (last was ${state.lastTurn})`
+      return undefined
+    }
+    case 'user/message':
+      if (state.openTurn === null) return 'user/message outside a turn'
+      if (own(state.open, event.data.inputId)) return `user/message ${event.data.inputId}: id is already open`
+      return undefined
+    case 'step/start': {
+      const { turn, step } = event.data
+      if (state.openTurn === null) return 'step/start outside a turn'
+      if (turn !== state.openTurn) return `step/start: turn ${turn} is not the open turn ${state.openTurn}`
+      if (state.openStep !== null) return `step/start ${step}: step ${state.openStep} is still open`
+      if (step <= state.lastStep)
+        return `step/start ${step}: step numbers must increase (last was ${state.lastStep})`
+      return undefined
+    }
+    case 'assistant/start': {
+      const { messageId, turn, step } = event.data
+      if (state.openStep === null) return 'assistant/start outside a step'
+      if (turn !== state.openTurn || step !== state.openStep)
+        return `assistant/start: turn ${turn} step ${step} is not the open step (turn ${state.openTurn} step ${state.openStep})`
+      if (own(state.open, messageId)) return `assistant/start ${messageId}: message is already open`
+      return undefined
+    }
+    case 'assistant/delta':
+    case 'tool/call':
+    case 'assistant/end': {
+      const { messageId } = event.data
+      if (own(state.open, messageId)?.status !== 'streaming')
+        return `${event.type}: message ${messageId} is not streaming`
+      if (event.type === 'tool/call' && callTaken(state, messageId, event.data.callId))
+        return `tool/call ${event.data.callId}: call id is already used`
+      return undefined
+    }
+    case 'tool/result':
+      return own(state.callOwner, event.data.callId) === undefined
+        ? `tool/result ${event.data.callId}: no running call with this id`
+        : undefined
+    case 'step/end': {
+      const { turn, step } = event.data
+      if (state.openStep === null) return 'step/end outside a step'
+      if (turn !== state.openTurn || step !== state.openStep)
+        return `step/end: turn ${turn} step ${step} is not the open step (turn ${state.openTurn} step ${state.openStep})`
+      return undefined
+    }
+    case 'turn/end':
+      if (state.openTurn === null) return 'turn/end outside a turn'
+      if (event.data.turn !== state.openTurn)
+        return `turn/end ${event.data.turn}: the open turn is ${state.openTurn}`
+      return undefined
+  }
+}
+
+/** A call id is taken while it runs anywhere, or while its message (still streaming) holds it. */
+function callTaken(state: TranscriptState, messageId: string, callId: string): boolean {
+  if (own(state.callOwner, callId) !== undefined) return true
+  const row = own(state.open, messageId)
+  return row?.parts.some((part) => part.type === 'tool' && part.callId === callId) ?? false
+}
+
+/** Pure: the next state and the rows this event created or changed (new objects; untouched rows keep identity). */
+export function applyTranscript(state: TranscriptState, event: StoredEvent): TranscriptStep {
+  if (checkEvent(state, event) !== undefined) return { state, changed: [] }
+  switch (event.type) {
+    case 'session/created':
+      return { state, changed: [] }
+    case 'turn/start':
+      return {
+        state: {
+          ...state,
+          lastTurn: event.data.turn,
+          openTurn: event.data.turn,
+          openStep: null,
+          lastStep: 0,
+        },
+        changed: [],
+      }
+    case 'user/message':
+      return { state, changed: [userRow(state, event)] }
+    case 'step/start':
+      return { state: { ...state, openStep: event.data.step, lastStep: event.data.step }, changed: [] }
+    case 'step/end':
+      return { state: { ...state, openStep: null }, changed: [] }
+    case 'assistant/start':
+      return settle(state, [assistantRow(event)])
+    case 'assistant/delta': {
+      const { messageId, text, reasoning } = event.data
+      const row = own(state.open, messageId)!
+      let parts = row.parts
+      if (reasoning) parts = appendText(parts, 'reasoning', reasoning)
+      if (text) parts = appendText(parts, 'text', text)
+      return parts === row.parts
+        ? { state, changed: [] }
+        : settle(state, [{ ...row, parts, updatedAt: event.at }])
+    }
+    case 'tool/call': {
+      const { messageId, callId, name, input } = event.data
+      const row = own(state.open, messageId)!
+      const part: ToolPart = { type: 'tool', callId, name, input, state: 'running' }
+      return settle(state, [{ ...row, parts: [...row.parts, part], updatedAt: event.at }])
+    }
+    case 'tool/result':
+      return settle(state, [withResult(state, event)])
+    case 'assistant/end': {
+      const { messageId, usage, finish } = event.data
+      const row = own(state.open, messageId)!
+      const status: MessageStatus =
+        finish === 'aborted' ? 'interrupted' : finish === 'error' ? 'error' : 'complete'
+      const ended: SessionMessage = { ...row, status, finish, updatedAt: event.at }
+      if (usage) ended.usage = usage
+      return settle(state, [ended])
+    }
+    case 'turn/end': {
+      // Sorted: record key order is not seq order (integer-like ids come first).
+      const closed = Object.values(state.open)
+        .sort((a, b) => a.seq - b.seq)
+        .map((row) => closeRow(row, event))
+      const next = settle(state, closed)
+      return { state: { ...next.state, openTurn: null, openStep: null }, changed: next.changed }
+    }
+  }
+}
+
+function userRow(state: TranscriptState, event: StoredEventOf<'user/message'>): SessionMessage {
+  const { inputId, text, source } = event.data
+  return {
+    id: inputId,
+    sessionId: event.sessionId,
+    seq: event.seq,
+    role: 'user',
+    turn: state.openTurn ?? 0,
+    parts: [{ type: 'text', text }],
+    status: 'complete',
+    visibility: 'visible',
+    source,
+    createdAt: event.at,
+    updatedAt: event.at,
+  }
+}
+
+function assistantRow(event: StoredEventOf<'assistant/start'>): SessionMessage {
+  const { messageId, turn, step } = event.data
+  return {
+    id: messageId,
+    sessionId: event.sessionId,
+    seq: event.seq,
+    role: 'assistant',
+    turn,
+    step,
+    parts: [],
+    status: 'streaming',
+    visibility: 'visible',
+    createdAt: event.at,
+    updatedAt: event.at,
+  }
+}
+
+/** Streamed text extends the last part when it is of the same kind; otherwise it starts a new part. */
+function appendText(parts: readonly MessagePart[], type: 'text' | 'reasoning', text: string): MessagePart[] {
+  const last = parts.at(-1)
+  if (last?.type === type) return [...parts.slice(0, -1), { type, text: last.text + text }]
+  return [...parts, { type, text }]
+}
+
+function withResult(state: TranscriptState, event: StoredEventOf<'tool/result'>): SessionMessage {
+  const { callId, output, isError } = event.data
+  const row = own(state.open, own(state.callOwner, callId)!)!
+  const parts = row.parts.map(
+    (part): MessagePart =>
+      isRunningTool(part) && part.callId === callId
+        ? { ...part, output, isError, state: isError ? 'error' : 'done' }
+        : part,
+  )
+  return { ...row, parts, updatedAt: event.at }
+}
+
+/** At turn end nothing may stay open: streaming text is cut, running calls never answer. */
+function closeRow(row: SessionMessage, event: StoredEventOf<'turn/end'>): SessionMessage {
+  const parts = row.parts.map(
+    (part): MessagePart => (isRunningTool(part) ? { ...part, state: 'interrupted' } : part),
+  )
+  const status: MessageStatus =
+    row.status !== 'streaming' ? row.status : event.data.reason === 'completed' ? 'complete' : 'interrupted'
+  return { ...row, parts, status, updatedAt: event.at }
+}
+
+/**
+ * Puts changed rows back into the state: a row stays in `open` while it streams or has a running
+ * call, and `callOwner` follows the running calls of the rows that changed.
+ */
+function settle(state: TranscriptState, changed: SessionMessage[]): TranscriptStep {
+  const released: string[] = []
+  for (const row of changed)
+    for (const part of own(state.open, row.id)?.parts ?? [])
+      if (isRunningTool(part)) released.push(part.callId)
+  const open = without(
+    state.open,
+    changed.map((row) => row.id),
+  )
+  const callOwner = without(state.callOwner, released)
+  for (const row of changed) {
+    if (!stillOpen(row)) continue
+    put(open, row.id, row)
+    for (const part of row.parts) if (isRunningTool(part)) put(callOwner, part.callId, row.id)
+  }
+  return { state: { ...state, open, callOwner }, changed }
+}
+
+/** Reference: every row of a whole log, ascending by seq (a plain replay). */
+export function replayTranscript(events: Iterable<StoredEvent>): SessionMessage[] {
+  const rows = new Map<string, SessionMessage>()
+  let state = initTranscript()
+  for (const event of events) {
+    const next = applyTranscript(state, event)
+    state = next.state
+    for (const row of next.changed) rows.set(row.id, row)
+  }
+  return [...rows.values()].sort((a, b) => a.seq - b.seq)
+}
+
+/** The transcript fold as a projection; its view is the state itself (the engine materializes rows). */
+export const transcript: Projection<TranscriptState, TranscriptState> = {
+  name: 'transcript',
+  version: 1,
+  init: initTranscript,
+  apply: (state, event) => applyTranscript(state, event).state,
+  view: (state) => state,
+}

@@ -1,0 +1,107 @@
+/**
+ * The turn outline: one entry per turn, `{turn, seq, prompt, response}`, for the turn rail.
+ *
+ * Rules (DESIGN.md §6):
+ * - `turn/start` opens an entry (`seq` is that event's seq) only when no turn is open and its
+ *   number advances past every earlier turn; anything else is skipped, with its messages.
+ *   The open turn's entry is in the outline at once, with `prompt` and `response` empty, so the
+ *   rail can point at a turn that is still running.
+ * - The turn's first human (`source: 'user'`) `user/message` fills `prompt`; later steers,
+ *   synthetic messages and messages outside a turn are ignored.
+ * - The newest text of the turn's assistant messages is buffered as a draft (a bounded prefix:
+ *   previews only ever read `PREVIEW_LIMITS.scanChars` characters); `turn/end` commits it to
+ *   `response`. `response` stays empty while the turn is open.
+ *
+ * The entries array only changes when an entry visibly changes (at most three times per turn:
+ * the turn opens, its prompt arrives, its response commits), and `view` returns it as is, so the
+ * identity gate pushes nothing for streamed deltas.
+ */
+import type { StoredEvent } from '../schema/events'
+import type { TurnOutlineEntry } from '../schema/session'
+import { clampPrompt, clampResponse, PREVIEW_LIMITS } from '../view/preview'
+import type { Projection } from './projection'
+
+export interface OpenTurn {
+  turn: number
+  /** Seq of the turn's `turn/start`. */
+  seq: number
+  /** The clamped first human prompt, once it came. */
+  prompt: string | undefined
+  /** A prefix (long enough for `clampResponse`) of the newest assistant text of the turn. */
+  draft: string | undefined
+  /** The assistant message the draft was read from. */
+  draftMessageId?: string
+}
+
+export interface OutlineState {
+  entries: readonly TurnOutlineEntry[]
+  open: OpenTurn | undefined
+}
+
+/** One more character than a preview reads, so a draft still knows it goes on past the scan. */
+const DRAFT_CHARS = PREVIEW_LIMITS.scanChars + 1
+
+const lastTurn = (state: OutlineState) => state.entries.at(-1)?.turn ?? 0
+
+function openTurn(state: OutlineState, turn: number, seq: number): OutlineState {
+  if (state.open !== undefined || turn <= lastTurn(state)) return state
+  return {
+    entries: [...state.entries, { turn, seq, prompt: '', response: '' }],
+    open: { turn, seq, prompt: undefined, draft: undefined },
+  }
+}
+
+/** Replaces the open turn's entry (always the last one) when its text changed. */
+function withOpenEntry(state: OutlineState, open: OpenTurn | undefined, patch: Partial<TurnOutlineEntry>) {
+  const last = state.entries.at(-1)!
+  const changed = (Object.keys(patch) as (keyof TurnOutlineEntry)[]).some((key) => patch[key] !== last[key])
+  const entries = changed ? [...state.entries.slice(0, -1), { ...last, ...patch }] : state.entries
+  return { entries, open }
+}
+
+function takePrompt(state: OutlineState, text: string): OutlineState {
+  const open = state.open
+  if (open === undefined || open.prompt !== undefined) return state
+  const prompt = clampPrompt(text)
+  return withOpenEntry(state, { ...open, prompt }, { prompt })
+}
+
+function extendDraft(state: OutlineState, messageId: string, text: string): OutlineState {
+  const open = state.open
+  if (open === undefined || text === '') return state
+  if (open.draftMessageId !== messageId)
+    return { ...state, open: { ...open, draft: text.slice(0, DRAFT_CHARS), draftMessageId: messageId } }
+  const draft = open.draft ?? ''
+  if (draft.length >= DRAFT_CHARS) return state // the preview is settled: nothing past the scan counts
+  return { ...state, open: { ...open, draft: (draft + text).slice(0, DRAFT_CHARS) } }
+}
+
+function closeTurn(state: OutlineState, turn: number): OutlineState {
+  const open = state.open
+  if (open === undefined || open.turn !== turn) return state
+  if (open.draft === undefined) return { entries: state.entries, open: undefined }
+  return withOpenEntry(state, undefined, { response: clampResponse(open.draft) })
+}
+
+export const turnOutline: Projection<OutlineState, readonly TurnOutlineEntry[]> = {
+  name: 'turnOutline',
+  version: 1,
+  init: () => ({ entries: [], open: undefined }),
+  apply(state, event: StoredEvent) {
+    switch (event.type) {
+      case 'turn/start':
+        return openTurn(state, event.data.turn, event.seq)
+      case 'user/message':
+        return event.data.source === 'user' ? takePrompt(state, event.data.text) : state
+      case 'assistant/delta':
+        return event.data.text === undefined
+          ? state
+          : extendDraft(state, event.data.messageId, event.data.text)
+      case 'turn/end':
+        return closeTurn(state, event.data.turn)
+      default:
+        return state
+    }
+  },
+  view: (state) => state.entries,
+}
