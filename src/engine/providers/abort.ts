@@ -1,0 +1,32 @@
+import { SessionlineError } from '../../schema/errors'
+
+/** The error providers and tools throw when their signal aborts. */
+export function abortError(what = 'operation'): SessionlineError {
+  return new SessionlineError('aborted', `The ${what} was aborted`)
+}
+
+export function throwIfAborted(signal: AbortSignal, what?: string): void {
+  if (signal.aborted) throw abortError(what)
+}
+
+/**
+ * Waits `ms`, or rejects with an `aborted` error as soon as `signal` aborts. The timer is
+ * cleared either way, so an aborted wait never keeps a process alive.
+ */
+export function abortableDelay(ms: number, signal: AbortSignal, what?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortError(what))
+      return
+    }
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(abortError(what))
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
