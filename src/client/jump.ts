@@ -1,0 +1,72 @@
+/**
+ * The jump loop behind `loadThrough(seq)`: pages older rows into the window until it covers
+ * `seq` (`baseSeq <= seq`) or nothing older is left. One loop runs at a time; a call while it
+ * runs lowers the shared target and gets the same promise. A page that does not move the base
+ * ends the loop (a stuck engine must not spin), and so does an error, softly: the promise
+ * resolves and the error goes to `onError` for the snapshot to carry.
+ *
+ * @example
+ *   const jump = createJump({ pager, onBusy: (busy) => …, onError: (error) => … })
+ *   await Promise.all([jump(900), jump(400)]) // one loop, down to seq 400
+ */
+import { DEFAULT_JUMP_PAGE } from '../schema/requests'
+
+export interface OlderPager {
+  /** Seq of the oldest loaded row (0: none loaded). */
+  baseSeq(): number
+  hasOlder(): boolean
+  /** Fetches the `limit` rows just below the window and merges them in. */
+  loadOlder(limit: number): Promise<void>
+}
+
+export interface JumpOptions {
+  pager: OlderPager
+  /** Rows per page (default 200). */
+  pageSize?: number
+  /** Settles when the window's first load is done; a jump waits for it before it pages. */
+  ready?: () => Promise<void>
+  onBusy(busy: boolean): void
+  onError(error: unknown): void
+}
+
+export type Jump = (seq: number) => Promise<void>
+
+export function createJump(options: JumpOptions): Jump {
+  const { pager, onBusy, onError } = options
+  const pageSize = options.pageSize ?? DEFAULT_JUMP_PAGE
+  let target = Number.POSITIVE_INFINITY
+  let running: Promise<void> | undefined
+
+  const covered = () => !pager.hasOlder() || pager.baseSeq() <= target
+
+  async function run(): Promise<void> {
+    try {
+      await options.ready?.()
+    } catch {
+      return // the first load failed: the snapshot already says so
+    }
+    if (covered()) return
+    onBusy(true)
+    try {
+      while (!covered()) {
+        const before = pager.baseSeq()
+        await pager.loadOlder(pageSize)
+        if (pager.baseSeq() >= before) break // no progress: stop rather than spin
+      }
+    } catch (error) {
+      onError(error)
+    } finally {
+      onBusy(false)
+    }
+  }
+
+  return (seq) => {
+    target = Math.min(target, seq)
+    if (running) return running
+    running = run().finally(() => {
+      running = undefined
+      target = Number.POSITIVE_INFINITY
+    })
+    return running
+  }
+}
