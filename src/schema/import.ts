@@ -1,0 +1,61 @@
+/**
+ * Requests and reports of importing provider session files into the engine.
+ *
+ * @example
+ *   await engine.importTranscript({ text, name: 'session.jsonl' })
+ *   await engine.importFiles([{ file, path: 'sessions/2026/01/02/rollout-….jsonl' }], onProgress)
+ */
+import { z } from 'zod'
+import { SerializedError } from './errors'
+import { FileFingerprint, Provider } from './session'
+
+const isBlob = (value: unknown): value is Blob => typeof Blob !== 'undefined' && value instanceof Blob
+
+/** One session file: its text, or a `Blob`/`File` read in chunks. Exactly one of the two. */
+export const ImportRequest = z
+  .strictObject({
+    text: z.string().optional(),
+    blob: z.custom<Blob>(isBlob, 'expected a Blob').optional(),
+    /** A file name or path, kept as the session's origin name. */
+    name: z.string().max(4096).optional(),
+    /** Skips format detection. */
+    format: Provider.optional(),
+  })
+  .refine((r) => (r.text === undefined) !== (r.blob === undefined), {
+    message: 'give exactly one of text or blob',
+    path: ['text'],
+  })
+export type ImportRequest = z.input<typeof ImportRequest>
+
+/** One file of a folder import; `path` is its path inside the folder (`webkitRelativePath`). */
+export const ImportFile = z.strictObject({
+  file: z.custom<Blob>(isBlob, 'expected a Blob or File'),
+  path: z.string().max(4096),
+  lastModified: z.number().optional(),
+})
+export type ImportFile = z.infer<typeof ImportFile>
+export const ImportFilesRequest = z.array(ImportFile).max(100_000)
+
+export const FileImportStatus = z.enum(['imported', 'updated', 'unchanged', 'failed'])
+export type FileImportStatus = z.infer<typeof FileImportStatus>
+
+/** What became of one file. */
+export const FileImportReport = z.strictObject({
+  path: z.string(),
+  status: FileImportStatus,
+  format: Provider.optional(),
+  sessionId: z.string().optional(),
+  fingerprint: FileFingerprint.optional(),
+  /** Lines skipped as unreadable (malformed JSON, over the line limit). */
+  skippedLines: z.number().int().nonnegative().optional(),
+  error: SerializedError.optional(),
+})
+export type FileImportReport = z.infer<typeof FileImportReport>
+
+/** Progress of a folder import, reported after each file. */
+export interface ImportProgress {
+  done: number
+  total: number
+  report: FileImportReport
+}
+export type ImportProgressListener = (progress: ImportProgress) => void
