@@ -23,5 +23,7 @@ export type * from './client/types'
 // --- engine ---
 export type * from './engine/provider'
 export type * from './engine/types'
+export { createEngine } from './engine/engine'
+export type { EngineOptions } from './engine/engine'
 
 // --- import ---

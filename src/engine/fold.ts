@@ -1,0 +1,113 @@
+/**
+ * The folds the engine keeps per session (transcript, turn outline, usage), advanced together
+ * over stored events. Pure: the engine persists what this returns in the same transaction as
+ * the events it folded.
+ */
+
+import type { Projection } from '../core/projection'
+import { applyTranscript, checkEvent, type TranscriptState, transcript } from '../core/transcript'
+import { type OutlineState, turnOutline } from '../core/turn-outline'
+import { type UsageState, usage } from '../core/usage'
+import { SessionlineError } from '../schema/errors'
+import type { SessionEvent, StoredEvent } from '../schema/events'
+import type { SessionMessage } from '../schema/messages'
+import type { TurnState } from './types'
+
+export interface Folds {
+  transcript: TranscriptState
+  turnOutline: OutlineState
+  usage: UsageState
+}
+export type FoldName = keyof Folds
+
+/** The projections whose state is cached in the `projections` table, by name. */
+export const CACHED_FOLDS: { [K in FoldName]: Projection<Folds[K], unknown> } = {
+  transcript,
+  turnOutline,
+  usage,
+}
+export const FOLD_NAMES = Object.keys(CACHED_FOLDS) as FoldName[]
+
+export const initFolds = (): Folds => ({
+  transcript: transcript.init(),
+  turnOutline: turnOutline.init(),
+  usage: usage.init(),
+})
+
+export interface Folded {
+  folds: Folds
+  /** Rows created or changed, one per id (its latest version), ascending by seq. */
+  rows: SessionMessage[]
+}
+
+/** Folds events one at a time; `transcript` is the fold state the next event must follow. */
+function createFolder(folds: Folds) {
+  let t = folds.transcript
+  let o = folds.turnOutline
+  let u = folds.usage
+  const rows = new Map<string, SessionMessage>()
+  return {
+    transcript: () => t,
+    add(event: StoredEvent) {
+      const step = applyTranscript(t, event)
+      t = step.state
+      for (const row of step.changed) rows.set(row.id, row)
+      o = turnOutline.apply(o, event)
+      u = usage.apply(u, event)
+    },
+    result(): Folded {
+      const unchanged = t === folds.transcript && o === folds.turnOutline && u === folds.usage
+      return {
+        folds: unchanged ? folds : { transcript: t, turnOutline: o, usage: u },
+        rows: [...rows.values()].sort((a, b) => a.seq - b.seq),
+      }
+    },
+  }
+}
+
+/** Folds stored events over `folds`; rows changed several times appear once, as they ended. */
+export function foldEvents(folds: Folds, events: Iterable<StoredEvent>): Folded {
+  const folder = createFolder(folds)
+  for (const event of events) folder.add(event)
+  return folder.result()
+}
+
+/**
+ * Stamps `events` with seqs from `firstSeq` and the time `at`, checking each against the log
+ * grammar as it goes. Throws `invalid_state` naming the first event that cannot follow.
+ */
+export function stampAndFold(
+  folds: Folds,
+  events: readonly SessionEvent[],
+  sessionId: string,
+  firstSeq: number,
+  at: number,
+): Folded & { stored: StoredEvent[] } {
+  const folder = createFolder(folds)
+  const stored: StoredEvent[] = []
+  events.forEach((event, index) => {
+    const reason = checkEvent(folder.transcript(), event)
+    if (reason !== undefined) {
+      throw new SessionlineError(
+        'invalid_state',
+        `events[${index}] (${event.type}) cannot follow: ${reason}`,
+        {
+          index,
+          type: event.type,
+          reason,
+        },
+      )
+    }
+    const s = { ...event, sessionId, seq: firstSeq + index, at } as StoredEvent
+    folder.add(s)
+    stored.push(s)
+  })
+  return { ...folder.result(), stored }
+}
+
+export const turnStateOf = (state: TranscriptState): TurnState => ({
+  lastTurn: state.lastTurn,
+  openTurn: state.openTurn,
+  openStep: state.openStep,
+  lastStep: state.lastStep,
+})

@@ -1,0 +1,128 @@
+/**
+ * The IndexedDB database of sessionline (DESIGN.md §3), declared with Dexie. This is the only
+ * module that imports `dexie`: the rest of the store speaks in these row types and helpers.
+ *
+ * @example
+ *   const db = openDb('sessionline', { indexedDB, IDBKeyRange }) // fake-indexeddb in Node
+ *   await db.sessions.get(id)
+ */
+import Dexie, { type EntityTable, type Table, type Transaction } from 'dexie'
+import { isSessionlineError, SessionlineError } from '../schema/errors'
+import type { StoredEvent } from '../schema/events'
+import type { InputReceipt } from '../schema/inputs'
+import type { SessionMessage } from '../schema/messages'
+import type { SessionInfo } from '../schema/session'
+import { SCHEMA_VERSIONS, type SchemaVersion } from './migrations'
+
+/** A session as stored: its public info plus `rev`, bumped by every write to the session. */
+export interface SessionRow extends SessionInfo {
+  /** Monotonic write counter: a reader whose cache holds the same `rev` is up to date. */
+  rev: number
+}
+
+/** Cached fold state of one projection, consistent with the log through `throughSeq`. */
+export interface ProjectionRow<S = unknown> {
+  sessionId: string
+  name: string
+  version: number
+  throughSeq: number
+  state: S
+}
+
+export type SessionlineDb = Dexie & {
+  sessions: EntityTable<SessionRow, 'id'>
+  events: Table<StoredEvent, [string, number]>
+  inputs: EntityTable<InputReceipt, 'id'>
+  messages: EntityTable<SessionMessage, 'id'>
+  projections: Table<ProjectionRow, [string, string]>
+}
+
+export type DbTransaction = Transaction
+
+/** Any key-range factory (the DOM's or fake-indexeddb's); Dexie only calls it. */
+type KeyRangeMaker = (...args: never) => unknown
+
+export interface DbOptions {
+  /** An `IDBFactory` (Node passes fake-indexeddb's). Defaults to the global one. */
+  indexedDB?: { open: IDBFactory['open'] }
+  /** The matching `IDBKeyRange` class. */
+  IDBKeyRange?: { bound: KeyRangeMaker; lowerBound: KeyRangeMaker; upperBound: KeyRangeMaker }
+}
+
+/** Declares `versions` on `db`; tests use a prefix of SCHEMA_VERSIONS to build an old database. */
+export function declareSchema(db: Dexie, versions: readonly SchemaVersion[] = SCHEMA_VERSIONS): void {
+  for (const v of versions) db.version(v.version).stores({ ...v.stores })
+}
+
+export function openDb(
+  name: string,
+  options: DbOptions = {},
+  versions?: readonly SchemaVersion[],
+): SessionlineDb {
+  const db = new Dexie(name, {
+    indexedDB: options.indexedDB,
+    IDBKeyRange: options.IDBKeyRange,
+    // The engine keeps its own caches; Dexie's optimistic liveQuery cache only costs time here.
+    cache: 'disabled',
+  }) as SessionlineDb
+  declareSchema(db, versions)
+  return db
+}
+
+/** The lowest and highest keys of a compound index for one session. */
+export const MIN_KEY = Dexie.minKey
+export const MAX_KEY = Dexie.maxKey
+
+/** Names (Dexie's and the DOM's) of failures that mean the database cannot be used right now. */
+const UNAVAILABLE = new Set([
+  'DatabaseClosedError',
+  'OpenFailedError',
+  'MissingAPIError',
+  'VersionError',
+  'UpgradeError',
+  'InvalidStateError',
+  'TransactionInactiveError',
+  'AbortError',
+  'UnknownError',
+  'InvalidAccessError',
+  'NoSuchDatabaseError',
+  'PrematureCommitError',
+])
+
+function namesOf(error: unknown): string[] {
+  const names: string[] = []
+  let e: unknown = error
+  for (let depth = 0; e && depth < 4; depth++) {
+    const named = e as { name?: unknown; inner?: unknown; cause?: unknown }
+    if (typeof named.name === 'string') names.push(named.name)
+    e = named.inner ?? named.cause
+  }
+  return names
+}
+
+/**
+ * Translates a storage failure into a `SessionlineError`; our own errors pass through. A
+ * quota failure may arrive wrapped (Dexie's AbortError with the QuotaExceededError inside).
+ */
+export function toSessionlineError(error: unknown, operation: string): SessionlineError {
+  if (isSessionlineError(error)) return error
+  const names = namesOf(error)
+  const message = error instanceof Error ? error.message : String(error)
+  if (names.includes('QuotaExceededError')) {
+    return new SessionlineError(
+      'quota_exceeded',
+      `${operation}: storage quota exceeded`,
+      { names },
+      { cause: error },
+    )
+  }
+  if (names.some((n) => UNAVAILABLE.has(n))) {
+    return new SessionlineError(
+      'storage_unavailable',
+      `${operation}: the database is unavailable (${message})`,
+      { names },
+      { cause: error },
+    )
+  }
+  return new SessionlineError('internal', `${operation}: ${message}`, { names }, { cause: error })
+}

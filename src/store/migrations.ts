@@ -1,0 +1,36 @@
+/**
+ * The Dexie schema, as an ordered list of versions. A version is only ever appended: a
+ * database created by an older release upgrades through every later entry on open.
+ *
+ * @example
+ *   for (const v of SCHEMA_VERSIONS) db.version(v.version).stores(v.stores)
+ */
+export interface SchemaVersion {
+  readonly version: number
+  /** Dexie store specs; a table left out keeps its previous spec. */
+  readonly stores: Readonly<Record<string, string>>
+  readonly why: string
+}
+
+export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
+  {
+    version: 1,
+    why: 'the layout of DESIGN.md §3',
+    stores: {
+      sessions: 'id, updatedAt',
+      events: '[sessionId+seq]',
+      inputs: 'id, [sessionId+seq]',
+      messages: 'id, [sessionId+seq]',
+      projections: '[sessionId+name]',
+    },
+  },
+  {
+    version: 2,
+    // Promote and admit read the pending set on every call; without this index they walk
+    // every receipt the session ever had. IndexedDB builds the new index from existing rows.
+    why: 'index pending receipts by session and admission seq',
+    stores: { inputs: 'id, [sessionId+seq], [sessionId+status+seq]' },
+  },
+]
+
+export const SCHEMA_VERSION = SCHEMA_VERSIONS[SCHEMA_VERSIONS.length - 1]?.version ?? 1

@@ -1,0 +1,105 @@
+/**
+ * The page side of the wire: turns a Comlink endpoint (a Worker, a MessagePort) into an
+ * `Engine`. Every call gets a deadline and can be failed at once when the worker goes away;
+ * `watch` passes the listener as a Comlink proxy and turns the remote unsubscribe back into a
+ * plain function that releases its proxy exactly once.
+ *
+ * @example
+ *   const engine = wrapEngine(worker)
+ *   worker.addEventListener('error', () => engine.fail(workerGone('the worker crashed')))
+ *   await engine.handshake()
+ */
+import * as Comlink from 'comlink'
+import type { ChangeListener, Engine, Unsubscribe } from '../engine/types'
+import { SessionlineError } from '../schema/errors'
+import { withDeadline } from './deadline'
+import { registerErrorTransfer } from './errors'
+import { ENGINE_METHODS, type ExposedEngine, type Handshake, PROTOCOL_VERSION } from './protocol'
+
+export interface RemoteEngineOptions {
+  /** Deadline of every call in ms (default 60 000; 0: none). Imports of huge files may need more. */
+  timeoutMs?: number
+  /** Deadline of the handshake in ms (default 10 000): a fresh module worker can take 250 ms. */
+  handshakeTimeoutMs?: number
+}
+
+export interface RemoteEngine extends Engine {
+  /** Checks the worker answers and speaks this protocol; rejects `timeout` or `unsupported_format`. */
+  handshake(): Promise<Handshake>
+  /** Rejects every pending and later call with `error` (e.g. when the worker died). */
+  fail(error: SessionlineError): void
+  /** Releases the Comlink proxy; the engine on the other side stays open. */
+  release(): void
+}
+
+export const workerGone = (message: string, details?: unknown): SessionlineError =>
+  new SessionlineError('worker_gone', message, details)
+
+type AnyCall = (...args: unknown[]) => Promise<unknown>
+
+export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOptions = {}): RemoteEngine {
+  registerErrorTransfer()
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000
+  const remote = Comlink.wrap<ExposedEngine>(endpoint)
+  const inFlight = new Set<(error: SessionlineError) => void>()
+  let failure: SessionlineError | undefined
+  let released = false
+
+  function call<T>(method: string, run: () => Promise<T>, ms = timeoutMs): Promise<T> {
+    if (failure) return Promise.reject(failure)
+    if (released) return Promise.reject(workerGone(`${method}: the connection was released`))
+    return new Promise<T>((resolve, reject) => {
+      const abort = (error: SessionlineError) => reject(error)
+      inFlight.add(abort)
+      withDeadline(run(), ms, method)
+        .then(resolve, reject)
+        .finally(() => inFlight.delete(abort))
+    })
+  }
+
+  async function watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe> {
+    // The worker answers with `Comlink.proxy(unsubscribe)`, which arrives as a remote function.
+    const remoteUnsubscribe = (await call('watch', () =>
+      remote.watch(sessionId, Comlink.proxy(listener)),
+    )) as unknown as Comlink.Remote<Unsubscribe>
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      if (failure || released) return
+      // The other side releases the listener's proxy; this side releases the unsubscribe's.
+      void Promise.resolve(remoteUnsubscribe())
+        .catch(() => undefined)
+        .finally(() => remoteUnsubscribe[Comlink.releaseProxy]())
+    }
+  }
+
+  const engine: Record<string, unknown> = { watch }
+  for (const method of ENGINE_METHODS) {
+    if (method === 'watch') continue
+    const target = remote[method] as unknown as AnyCall
+    engine[method] = (...args: unknown[]) => call(method, () => target(...args))
+  }
+  engine.handshake = async (): Promise<Handshake> => {
+    const answer = await call('handshake', () => remote.handshake(), handshakeTimeoutMs)
+    if (answer?.protocol !== PROTOCOL_VERSION) {
+      throw new SessionlineError(
+        'unsupported_format',
+        `the worker speaks protocol ${String(answer?.protocol)}, this page ${PROTOCOL_VERSION}`,
+      )
+    }
+    return answer
+  }
+  engine.fail = (error: SessionlineError) => {
+    failure ??= error
+    for (const abort of [...inFlight]) abort(error)
+    inFlight.clear()
+  }
+  engine.release = () => {
+    if (released) return
+    released = true
+    remote[Comlink.releaseProxy]()
+  }
+  return engine as unknown as RemoteEngine
+}

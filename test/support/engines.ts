@@ -1,0 +1,75 @@
+/**
+ * Engines for tests, in-process and through real Comlink (a MessageChannel pair: `exposeEngine`
+ * on one port, `wrapEngine` on the other), both on fake-indexeddb. Every test case runs on both:
+ *
+ * @example
+ *   describe.each(engineKinds)('engine %s', (_, makeEngine) => {
+ *     test('…', async () => {
+ *       const { engine, close } = await makeEngine()
+ *       try { … } finally { await close() }
+ *     })
+ *   })
+ */
+import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import { createEngine, type EngineOptions } from '../../src/engine/engine'
+import type { Engine } from '../../src/engine/types'
+import { type RemoteEngine, wrapEngine } from '../../src/wire/remote-engine'
+import { exposeEngine } from '../../worker/index'
+
+let counter = 0
+/** A database name no other test uses. */
+export const freshDbName = (prefix = 'test'): string => `${prefix}-${process.pid}-${Date.now()}-${++counter}`
+
+/** Synchronous-enough scheduler for live previews: flushes on the next macrotask. */
+export const immediateSchedule = (flush: () => void) => {
+  setTimeout(flush, 0)
+}
+
+export interface TestEngine {
+  engine: Engine
+  dbName: string
+  /** Closes the engine (and the channel, for the Comlink kind). */
+  close(): Promise<void>
+}
+
+export type EngineFactory = (options?: EngineOptions) => Promise<TestEngine>
+
+const withDefaults = (options: EngineOptions = {}): EngineOptions & { dbName: string } => ({
+  indexedDB,
+  IDBKeyRange,
+  schedule: immediateSchedule,
+  ...options,
+  dbName: options.dbName ?? freshDbName(),
+})
+
+export const inProcessEngine: EngineFactory = async (options) => {
+  const resolved = withDefaults(options)
+  const engine = createEngine(resolved)
+  return { engine, dbName: resolved.dbName, close: () => engine.close() }
+}
+
+export const comlinkEngine: EngineFactory = async (options) => {
+  const resolved = withDefaults(options)
+  const { port1, port2 } = new MessageChannel()
+  exposeEngine(createEngine(resolved), port1)
+  const engine: RemoteEngine = wrapEngine(port2)
+  await engine.handshake()
+  return {
+    engine,
+    dbName: resolved.dbName,
+    async close() {
+      try {
+        await engine.close()
+      } finally {
+        engine.release()
+        port1.close()
+        port2.close()
+      }
+    },
+  }
+}
+
+export const engineKinds: ReadonlyArray<readonly [string, EngineFactory]> = [
+  ['in process', inProcessEngine],
+  ['through Comlink', comlinkEngine],
+]

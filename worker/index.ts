@@ -1,0 +1,77 @@
+/**
+ * The worker side of sessionline: exposes an engine over Comlink.
+ *
+ * @example
+ *   // my.worker.ts
+ *   import { exposeEngine } from 'sessionline/worker'
+ *   exposeEngine({ dbName: 'my-app' })
+ */
+import * as Comlink from 'comlink'
+import { createEngine, type EngineOptions } from '../src/engine/engine'
+import type { ChangeListener, Engine } from '../src/engine/types'
+import { registerErrorTransfer } from '../src/wire/errors'
+import { ENGINE_METHODS, type ExposedEngine, PROTOCOL_VERSION } from '../src/wire/protocol'
+
+export type { EngineOptions }
+
+const isEngine = (value: Engine | EngineOptions): value is Engine =>
+  typeof (value as Partial<Engine>).admit === 'function' &&
+  typeof (value as Partial<Engine>).watch === 'function'
+
+type RemoteListener = ChangeListener & { [Comlink.releaseProxy]?: () => void }
+
+/**
+ * Serves `engineOrOptions` (an engine, or the options to create one) on `endpoint`: the worker's
+ * global scope by default, or any MessagePort. Returns the engine it serves.
+ */
+export function exposeEngine(
+  engineOrOptions: Engine | EngineOptions = {},
+  endpoint: Comlink.Endpoint = self as unknown as Comlink.Endpoint,
+): Engine {
+  registerErrorTransfer()
+  const engine = isEngine(engineOrOptions) ? engineOrOptions : createEngine(engineOrOptions)
+  // Listener proxies the page handed us; each is released exactly once (a second release throws).
+  const releases = new Set<() => void>()
+
+  const exposed: Record<string, unknown> = {}
+  for (const method of ENGINE_METHODS) {
+    const target = engine[method] as (...args: unknown[]) => Promise<unknown>
+    exposed[method] = (...args: unknown[]) => target.apply(engine, args)
+  }
+
+  exposed.watch = async (sessionId: string, listener: RemoteListener) => {
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      releases.delete(release)
+      listener[Comlink.releaseProxy]?.()
+    }
+    releases.add(release)
+    let unsubscribe: (() => void) | undefined
+    const stop = () => {
+      unsubscribe?.()
+      release()
+    }
+    try {
+      unsubscribe = await engine.watch(sessionId, (change) => {
+        // A page that went away without unsubscribing: its port rejects, so stop pushing to it.
+        Promise.resolve(listener(change)).catch(stop)
+      })
+    } catch (error) {
+      release()
+      throw error
+    }
+    return Comlink.proxy(stop)
+  }
+
+  exposed.close = async () => {
+    for (const release of [...releases]) release()
+    await engine.close()
+  }
+
+  exposed.handshake = async () => ({ protocol: PROTOCOL_VERSION })
+
+  Comlink.expose(exposed as unknown as ExposedEngine, endpoint)
+  return engine
+}
