@@ -21,7 +21,7 @@ import type { TurnOutlineEntry } from '../schema/session'
 import { clampPrompt, clampResponse, PREVIEW_LIMITS } from '../view/preview'
 import type { Projection } from './projection'
 
-export interface OpenTurn {
+export interface OutlineOpenTurn {
   turn: number
   /** Seq of the turn's `turn/start`. */
   seq: number
@@ -35,7 +35,7 @@ export interface OpenTurn {
 
 export interface OutlineState {
   entries: readonly TurnOutlineEntry[]
-  open: OpenTurn | undefined
+  open: OutlineOpenTurn | undefined
 }
 
 /** One more character than a preview reads, so a draft still knows it goes on past the scan. */
@@ -52,7 +52,11 @@ function openTurn(state: OutlineState, turn: number, seq: number): OutlineState 
 }
 
 /** Replaces the open turn's entry (always the last one) when its text changed. */
-function withOpenEntry(state: OutlineState, open: OpenTurn | undefined, patch: Partial<TurnOutlineEntry>) {
+function withOpenEntry(
+  state: OutlineState,
+  open: OutlineOpenTurn | undefined,
+  patch: Partial<TurnOutlineEntry>,
+) {
   const last = state.entries.at(-1)!
   const changed = (Object.keys(patch) as (keyof TurnOutlineEntry)[]).some((key) => patch[key] !== last[key])
   const entries = changed ? [...state.entries.slice(0, -1), { ...last, ...patch }] : state.entries
