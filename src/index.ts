@@ -3,15 +3,8 @@
  * See README.md for the tour; DESIGN.md-level concepts are in docs/decisions/.
  */
 
-// --- client ---
-export type * from './client/types'
 // --- core (pure folds) ---
 export * from './core/index'
-export type { EngineOptions } from './engine/engine'
-export { createEngine } from './engine/engine'
-// --- engine ---
-export type * from './engine/provider'
-export type * from './engine/types'
 // --- schema (types crossing every boundary) ---
 export * from './schema/common'
 export * from './schema/errors'
@@ -21,7 +14,16 @@ export * from './schema/messages'
 export * from './schema/provider'
 export * from './schema/requests'
 export * from './schema/session'
+
 // --- view helpers ---
 export * from './view/preview'
+
+// --- client ---
+export type * from './client/types'
+// --- engine ---
+export type * from './engine/provider'
+export type * from './engine/types'
+export { createEngine } from './engine/engine'
+export type { EngineOptions } from './engine/engine'
 
 // --- import ---
