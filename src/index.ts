@@ -17,9 +17,15 @@ export * from './schema/session'
 
 // --- view helpers ---
 export * from './view/preview'
+export { createTurnRail, EMPTY_RAIL, mergeTurnRailItems } from './view/rail'
+export type { LoadedTurn } from './view/rail'
 
 // --- client ---
 export type * from './client/types'
+export { connect } from './client/connect'
+export type { ConnectOptions, ConnectTarget } from './client/connect'
+export { createSessionView } from './client/session-view'
+export type { ViewEngine } from './client/session-view'
 // --- engine ---
 export type * from './engine/provider'
 export type * from './engine/types'

@@ -1,0 +1,110 @@
+import type { Endpoint } from 'comlink'
+import { afterEach, describe, expect, test } from 'vitest'
+import { connect } from '../../src/client/connect'
+import type { SessionChange } from '../../src/engine/types'
+import { isSessionlineError } from '../../src/schema/errors'
+import { openPage, type Page, turnEvents } from './harness'
+
+let page: Page | undefined
+afterEach(async () => {
+  await page?.close()
+  page = undefined
+})
+
+/** A worker that never answers, and can crash (an `error` event) or close on demand. */
+class SilentWorker extends EventTarget implements Endpoint {
+  posted = 0
+  postMessage(): void {
+    this.posted++
+  }
+}
+
+const codeOf = (error: unknown) => (isSessionlineError(error) ? error.code : error)
+
+describe('connect', () => {
+  test('every engine call answers through the client as the engine answers it', async () => {
+    page = await openPage()
+    const { client, engine } = page
+    const created = await client.createSession({ id: 's-1', title: 'same answers' })
+    expect(created).toEqual(await engine.getSession('s-1'))
+    await client.append('s-1', [...turnEvents(1), ...turnEvents(2)])
+    await client.admit('s-1', { id: 'i-1', text: 'queued', delivery: 'queue' })
+    const reads = [
+      ['getSession', () => engine.getSession('s-1'), () => client.getSession('s-1')],
+      ['listSessions', () => engine.listSessions(), () => client.listSessions()],
+      ['pending', () => engine.pending('s-1'), () => client.pending('s-1')],
+      ['events', () => engine.events('s-1', { afterSeq: 3 }), () => client.events('s-1', { afterSeq: 3 })],
+      ['page', () => engine.page('s-1', { limit: 3 }), () => client.page('s-1', { limit: 3 })],
+      [
+        'loadThrough',
+        () => engine.loadThrough('s-1', { seq: 2 }),
+        () => client.loadThrough('s-1', { seq: 2 }),
+      ],
+      [
+        'outline',
+        () => engine.projection('s-1', 'turnOutline'),
+        () => client.projection('s-1', 'turnOutline'),
+      ],
+      ['usage', () => engine.projection('s-1', 'usage'), () => client.projection('s-1', 'usage')],
+    ] as const
+    for (const [name, direct, remote] of reads) expect([name, await remote()]).toEqual([name, await direct()])
+    const promoted = await client.promote('s-1', 'settled')
+    expect(promoted).toEqual((await engine.page('s-1')).messages.slice(-1))
+  })
+
+  test('errors keep their code across the wire', async () => {
+    page = await openPage()
+    const failures = await Promise.all([
+      page.client.admit('nowhere', { text: 'hi' }).catch((e: unknown) => e),
+      page.client.page('nowhere', { limit: 5000 }).catch((e: unknown) => e),
+    ])
+    expect(failures.map(codeOf)).toEqual(['not_found', 'invalid_input'])
+  })
+
+  test('watch delivers committed changes, and its unsubscribe can be called twice', async () => {
+    page = await openPage()
+    const { id } = await page.client.createSession()
+    const changes: SessionChange[] = []
+    const stop = await page.client.watch(id, (change) => changes.push(change))
+    await page.client.admit(id, { id: 'w-1', text: 'watched' })
+    await page.client.listSessions() // one more round trip: the push travels on its own port
+    expect(changes.flatMap((c) => c.inputs.map((r) => r.id))).toEqual(['w-1'])
+    stop()
+    stop()
+    await page.client.admit(id, { id: 'w-2', text: 'not watched' })
+    await page.client.listSessions()
+    expect(changes.flatMap((c) => c.inputs.map((r) => r.id))).toEqual(['w-1'])
+  })
+
+  test('a call the worker never answers rejects with timeout', async () => {
+    const client = connect(new SilentWorker(), { timeoutMs: 50 })
+    await expect(client.listSessions()).rejects.toMatchObject({ code: 'timeout' })
+    await client.close()
+  })
+
+  test('pending and later calls reject with worker_gone when the worker fails', async () => {
+    const worker = new SilentWorker()
+    const client = connect(worker)
+    const pending = client.getSession('s').catch((e: unknown) => e)
+    const view = client.open('s')
+    worker.dispatchEvent(new Event('error'))
+    expect(codeOf(await pending)).toBe('worker_gone')
+    await expect(client.listSessions()).rejects.toMatchObject({ code: 'worker_gone' })
+    const s = await new Promise<ReturnType<typeof view.getSnapshot>>((resolve) => {
+      const check = () => view.getSnapshot().status !== 'loading' && resolve(view.getSnapshot())
+      view.subscribe(() => void check())
+      check()
+    })
+    expect(s).toMatchObject({ status: 'error', error: { code: 'worker_gone' } })
+    await client.close()
+  })
+
+  test('close disposes the views and rejects what is still pending', async () => {
+    const worker = new SilentWorker()
+    const client = connect(worker)
+    const pending = client.listSessions().catch((e: unknown) => e)
+    await client.close()
+    expect(codeOf(await pending)).toBe('worker_gone')
+    await expect(client.getSession('x')).rejects.toMatchObject({ code: 'worker_gone' })
+  })
+})

@@ -1,0 +1,359 @@
+import { afterEach, describe, expect, test } from 'vitest'
+import type { TimelineRow, TimelineSnapshot } from '../../src/client/types'
+import { isSessionlineError } from '../../src/schema/errors'
+import { openPage, type Page, ready, record, seedTurns, turnEvents, until } from './harness'
+
+let page: Page | undefined
+afterEach(async () => {
+  await page?.close()
+  page = undefined
+})
+
+async function session(options: Parameters<typeof openPage>[0] = {}) {
+  page = await openPage(options)
+  const { id } = await page.client.createSession({ title: 'test' })
+  return { page, id }
+}
+
+const keysOf = (s: TimelineSnapshot) => s.rows.map((row) => row.key)
+const rowOf = (s: TimelineSnapshot, key: string): TimelineRow | undefined =>
+  s.rows.find((row) => row.key === key)
+
+/** No snapshot ever shows a key twice (no second bubble). */
+function expectUniqueKeys(snapshots: readonly TimelineSnapshot[]) {
+  for (const s of snapshots) {
+    const keys = [...keysOf(s), ...s.queued.map((input) => input.id)]
+    expect(new Set(keys).size).toBe(keys.length)
+  }
+}
+
+describe('a session view over a real engine through Comlink', () => {
+  test('opens synchronously in loading state, then shows the tail, the outline and the rail', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 40)
+    const view = page.client.open(id, { tail: 10 })
+    expect(view.getSnapshot().status).toBe('loading')
+    const s = await ready(view)
+    expect(s.status).toBe('ready')
+    expect(s.rows).toHaveLength(10)
+    expect(s.hasOlder).toBe(true)
+    expect(s.outline).toHaveLength(40)
+    expect(s.rail.map((item) => item.turn)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1))
+    expect(s.rail.filter((item) => item.kind === 'loaded').map((item) => item.turn)).toEqual([
+      36, 37, 38, 39, 40,
+    ])
+    // a turn shows the same words from its rows as from the outline
+    for (const item of s.rail) {
+      const entry = s.outline.find((e) => e.turn === item.turn)!
+      expect([item.prompt, item.response]).toEqual([entry.prompt, entry.response])
+    }
+    expect(view.getSnapshot()).toBe(view.getSnapshot())
+  })
+
+  test('an unknown session ends in the error state with not_found', async () => {
+    const { page } = await session()
+    const view = page.client.open('no-such-session')
+    const s = await ready(view)
+    expect(s.status).toBe('error')
+    expect(s.error?.code).toBe('not_found')
+  })
+
+  test('an admitted steer shows before admit resolves, then pending, then becomes its transcript row in place', async () => {
+    const { page, id } = await session()
+    await page.engine.append(id, turnEvents(1))
+    const view = page.client.open(id)
+    await ready(view)
+    const seen = record(view)
+    const admitted = view.admit('also check the tests', { id: 'in-1' })
+    let answered = false
+    void admitted.then(() => {
+      answered = true
+    })
+    const now = view.getSnapshot()
+    expect(answered).toBe(false)
+    expect(now.rows.at(-1)).toEqual({
+      key: 'in-1',
+      kind: 'input',
+      input: { id: 'in-1', text: 'also check the tests', delivery: 'steer', state: 'sending' },
+    })
+    const receipt = await admitted
+    expect(receipt).toMatchObject({ id: 'in-1', status: 'pending', seq: 1 })
+    expect(rowOf(view.getSnapshot(), 'in-1')).toMatchObject({
+      kind: 'input',
+      input: { state: 'pending', seq: 1 },
+    })
+    await page.client.promote(id, 'settled')
+    const promoted = await until(view, (s) => rowOf(s, 'in-1')?.kind === 'message')
+    expect(promoted.rows.at(-1)).toMatchObject({
+      key: 'in-1',
+      kind: 'message',
+      message: { id: 'in-1', role: 'user' },
+    })
+    expectUniqueKeys(seen)
+    // the row went sending → pending → message and was never missing in between
+    const states = seen
+      .slice(1)
+      .map((s) => rowOf(s, 'in-1'))
+      .map((row) => (row === undefined ? 'missing' : row.kind === 'input' ? row.input.state : 'message'))
+    expect([...new Set(states)]).toEqual(['sending', 'pending', 'message'])
+  })
+
+  test('a queued input stays in the tray until it is promoted', async () => {
+    const { page, id } = await session()
+    const view = page.client.open(id)
+    await ready(view)
+    const seen = record(view)
+    await Promise.all([
+      view.admit('now', { id: 'steer-1' }),
+      view.admit('later', { id: 'queue-1', delivery: 'queue' }),
+    ])
+    let s = view.getSnapshot()
+    expect(keysOf(s)).toEqual(['steer-1'])
+    expect(s.queued.map((input) => [input.id, input.state])).toEqual([['queue-1', 'pending']])
+    await page.client.promote(id, 'settled') // opens turn 1 with the steer; the queued input waits
+    s = await until(view, (x) => rowOf(x, 'steer-1')?.kind === 'message')
+    expect(s.queued.map((input) => input.id)).toEqual(['queue-1'])
+    await page.client.append(id, [{ type: 'turn/end', data: { turn: 1, reason: 'completed' } }])
+    await page.client.promote(id, 'settled') // idle: the queued input opens turn 2
+    s = await until(view, (x) => rowOf(x, 'queue-1')?.kind === 'message')
+    expect(s.queued).toEqual([])
+    expect(keysOf(s)).toEqual(['steer-1', 'queue-1'])
+    expectUniqueKeys(seen)
+  })
+
+  test('a failed admit marks its row failed, and a retry with the same id reuses the row', async () => {
+    const { page, id } = await session({ timeoutMs: 200 })
+    const view = page.client.open(id)
+    await ready(view)
+    page.stall(true)
+    const failure = await view.admit('hello?', { id: 'retry-me' }).catch((e: unknown) => e)
+    expect(isSessionlineError(failure) && failure.code).toBe('timeout')
+    expect(rowOf(view.getSnapshot(), 'retry-me')).toMatchObject({ kind: 'input', input: { state: 'failed' } })
+    page.stall(false)
+    const seen = record(view)
+    const retry = view.admit('hello?', { id: 'retry-me' })
+    expect(rowOf(view.getSnapshot(), 'retry-me')).toMatchObject({
+      kind: 'input',
+      input: { state: 'sending' },
+    })
+    await retry
+    expect(rowOf(view.getSnapshot(), 'retry-me')).toMatchObject({
+      kind: 'input',
+      input: { state: 'pending' },
+    })
+    expect(view.getSnapshot().rows).toHaveLength(1)
+    expectUniqueKeys(seen)
+  })
+
+  test('cancel and edit show at once and roll back when the engine does not confirm', async () => {
+    const { page, id } = await session({ timeoutMs: 200 })
+    const view = page.client.open(id)
+    await ready(view)
+    await view.admit('first words', { id: 'x' })
+    page.stall(true)
+    const editing = view.edit('x', 'second words')
+    expect(rowOf(view.getSnapshot(), 'x')).toMatchObject({ input: { text: 'second words' } })
+    await expect(editing).rejects.toMatchObject({ code: 'timeout' })
+    expect(rowOf(view.getSnapshot(), 'x')).toMatchObject({ input: { text: 'first words' } })
+    const cancelling = view.cancel('x')
+    expect(rowOf(view.getSnapshot(), 'x')).toBeUndefined()
+    await expect(cancelling).rejects.toMatchObject({ code: 'timeout' })
+    expect(rowOf(view.getSnapshot(), 'x')).toMatchObject({ input: { text: 'first words', state: 'pending' } })
+    page.stall(false)
+    await view.edit('x', 'third words')
+    expect(rowOf(view.getSnapshot(), 'x')).toMatchObject({ input: { text: 'third words' } })
+    expect(await page.client.pending(id)).toMatchObject([{ id: 'x', text: 'third words' }])
+    await view.cancel('x')
+    expect(view.getSnapshot().rows).toEqual([])
+    expect(await page.client.pending(id)).toEqual([])
+  })
+
+  test('inputs admitted elsewhere arrive through the change feed', async () => {
+    const { page, id } = await session()
+    const view = page.client.open(id)
+    await ready(view)
+    await page.engine.admit(id, { id: 'other-tab', text: 'from another tab' })
+    const s = await until(view, (x) => rowOf(x, 'other-tab') !== undefined)
+    expect(rowOf(s, 'other-tab')).toMatchObject({ input: { state: 'pending', text: 'from another tab' } })
+  })
+
+  test('commits made while the view loads are not missed', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 5)
+    const view = page.client.open(id, { tail: 4 })
+    // these race the view's first reads
+    const writes = Promise.all([
+      page.engine.append(id, turnEvents(6)),
+      page.engine.admit(id, { id: 'racing', text: 'racing the load' }),
+    ])
+    await writes
+    const s = await until(
+      view,
+      (x) => x.status === 'ready' && x.outline.length === 6 && rowOf(x, 'racing') !== undefined,
+    )
+    expect(keysOf(s).slice(-3)).toEqual(['u-6', 'a-6', 'racing'])
+    expect(s.headSeq).toBe(await page.engine.getSession(id).then((info) => info!.headSeq))
+  })
+
+  test('the first ready snapshot snapshot stays the same object while nothing changes', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 3)
+    const view = page.client.open(id)
+    const s = await ready(view)
+    const seen = record(view)
+    await view.loadThrough(1) // covered: nothing to do
+    await view.loadOlder() // nothing older
+    expect(view.getSnapshot()).toBe(s)
+    expect(seen).toHaveLength(1)
+  })
+
+  test('dispose stops the feed: later commits do not reach the view', async () => {
+    const { page, id } = await session()
+    const view = page.client.open(id)
+    const s = await ready(view)
+    view.dispose()
+    await page.engine.append(id, turnEvents(1))
+    await page.client.listSessions() // a round trip after the commit
+    expect(view.getSnapshot()).toBe(s)
+  })
+})
+
+describe('loadThrough over a real engine', () => {
+  test('pages 200 rows at a time until the window covers the seq', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 1000) // 2,000 rows
+    const view = page.client.open(id)
+    const first = await ready(view)
+    const target = first.outline[400]!.seq
+    const busy: boolean[] = []
+    view.subscribe(() => busy.push(view.getSnapshot().loadingOlder))
+    page.calls.clear()
+    await view.loadThrough(target)
+    const s = view.getSnapshot()
+    expect(s.baseSeq).toBeLessThanOrEqual(target)
+    const pages = page.calls.get('page') ?? 0
+    expect(s.rows).toHaveLength(50 + pages * 200)
+    // no page more than needed: before the last page the window did not cover the target yet
+    const previousBase = s.rows[200]!
+    expect(previousBase.kind === 'message' && previousBase.message.seq).toBeGreaterThan(target)
+    expect(busy[0]).toBe(true)
+    expect(s.loadingOlder).toBe(false)
+    expect(s.rail.find((item) => item.turn === 401)).toMatchObject({ kind: 'loaded' })
+  })
+
+  test('is a no-op when the window already covers the seq', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 100)
+    const view = page.client.open(id)
+    const s = await ready(view)
+    page.calls.clear()
+    await view.loadThrough(s.baseSeq + 3)
+    expect(page.calls.get('page')).toBeUndefined()
+    expect(view.getSnapshot()).toBe(s)
+  })
+
+  test('a second call retargets to the lowest seq and shares the completion', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 1000)
+    const view = page.client.open(id)
+    const s = await ready(view)
+    const high = s.outline[800]!.seq
+    const low = s.outline[300]!.seq
+    const first = view.loadThrough(high)
+    const second = view.loadThrough(low)
+    expect(second).toBe(first)
+    await first
+    expect(view.getSnapshot().baseSeq).toBeLessThanOrEqual(low)
+    expect(view.getSnapshot().loadingOlder).toBe(false)
+  })
+
+  test('stops when nothing older is left (a seq below the first row)', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 300)
+    const view = page.client.open(id)
+    await ready(view)
+    await view.loadThrough(0)
+    const s = view.getSnapshot()
+    expect(s.hasOlder).toBe(false)
+    expect(s.rows).toHaveLength(600)
+    expect(s.rail.every((item) => item.kind === 'loaded')).toBe(true)
+  })
+
+  test('fails soft: the promise resolves, busy clears and the snapshot carries the error', async () => {
+    const { page, id } = await session({ timeoutMs: 200 })
+    await seedTurns(page.engine, id, 500)
+    const view = page.client.open(id)
+    await ready(view)
+    page.stall(true)
+    await expect(view.loadThrough(1)).resolves.toBeUndefined()
+    const s = view.getSnapshot()
+    expect(s.loadingOlder).toBe(false)
+    expect(s.error?.code).toBe('timeout')
+    expect(s.status).toBe('ready')
+    page.stall(false)
+  })
+
+  test('bad seqs are invalid_input', async () => {
+    const { page, id } = await session()
+    const view = page.client.open(id)
+    await expect(view.loadThrough(-1)).rejects.toMatchObject({ code: 'invalid_input' })
+    await expect(view.loadThrough(Number.NaN)).rejects.toMatchObject({ code: 'invalid_input' })
+  })
+
+  test('concurrent loadOlder, loadThrough and new turns never corrupt the window', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 600)
+    const view = page.client.open(id, { tail: 30 })
+    const first = await ready(view)
+    const seen = record(view)
+    // a fixed, interleaved schedule of page-side loads and worker-side commits
+    const work: Promise<unknown>[] = []
+    for (let i = 0; i < 12; i++) {
+      work.push(view.loadOlder())
+      if (i % 3 === 0) work.push(view.loadThrough(first.outline[590 - i * 40]!.seq))
+      if (i % 4 === 1) work.push(seedTurns(page.engine, id, 1, 1, 600 + (i - 1) / 4))
+    }
+    await Promise.all(work)
+    await until(view, (s) => s.outline.length === 603 && !s.loadingOlder)
+    const all = await page.client.loadThrough(id, { seq: 0 })
+    for (const s of seen) {
+      const seqs = s.rows
+        .filter((row) => row.kind === 'message')
+        .map((row) => (row.kind === 'message' ? row.message.seq : 0))
+      // ascending, unique, and exactly the transcript between its first and last row
+      const inTranscript = all.messages
+        .map((m) => m.seq)
+        .filter((seq) => seq >= seqs[0]! && seq <= seqs.at(-1)!)
+      expect(seqs).toEqual(inTranscript)
+    }
+    const last = view.getSnapshot()
+    expect(last.rows.at(-1)?.key).toBe('a-603')
+    expect(last.baseSeq).toBeLessThanOrEqual(first.outline[590 - 9 * 40]!.seq)
+  })
+})
+
+describe('the rail of a long session', () => {
+  test('covers all 10,000 turns from the first ready snapshot while only the tail page is loaded', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 10_000, 1000)
+    const view = page.client.open(id)
+    const s = await ready(view)
+    expect(s.rows).toHaveLength(50)
+    expect(s.hasOlder).toBe(true)
+    expect(s.rail).toHaveLength(10_000)
+    expect(s.rail.map((item) => item.turn)).toEqual(Array.from({ length: 10_000 }, (_, i) => i + 1))
+    expect(s.rail.filter((item) => item.kind === 'loaded')).toHaveLength(25)
+    expect(s.rail[0]).toEqual({
+      kind: 'unloaded',
+      turn: 1,
+      seq: s.outline[0]!.seq,
+      prompt: 'question 1',
+      response: 'answer 1',
+    })
+    // a jump from the rail lands on the turn's rows
+    await view.loadThrough(s.rail[4_999]!.seq)
+    const after = view.getSnapshot()
+    expect(after.rail[4_999]).toMatchObject({ kind: 'loaded', key: 'u-5000' })
+    expect(after.rail[0]).toBe(s.rail[0]) // unloaded marks kept their identity
+  }, 120_000)
+})
