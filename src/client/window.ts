@@ -8,7 +8,7 @@
  * that seq, and the window's base only ever goes down, so taking a page's rows below the current
  * base keeps the window contiguous whatever order overlapping pages come back in.
  */
-import type { SessionMessage } from '../schema/messages'
+import type { MessagePart, SessionMessage } from '../schema/messages'
 import type { MessagePage } from '../schema/requests'
 import type { TimelineRow } from './types'
 
@@ -95,6 +95,26 @@ function lowerBound(rows: readonly MessageRow[], seq: number): number {
   return lo
 }
 
+function partAhead(shown: MessagePart | undefined, durable: MessagePart): boolean {
+  if (shown === undefined || shown.type !== durable.type) return false
+  if (shown.type === 'tool' && durable.type === 'tool')
+    return (
+      shown.callId === durable.callId && shown.state === durable.state && shown.isError === durable.isError
+    )
+  return shown.type !== 'tool' && durable.type !== 'tool' && shown.text.startsWith(durable.text)
+}
+
+/**
+ * Whether a row shown from a live preview already holds everything a durable version of it
+ * says. Streamed text is persisted in batches behind the previews, so a durable change can carry
+ * less text than the preview shown a moment ago; replacing it would take words back for a tick.
+ */
+function isAheadOf(shown: SessionMessage, durable: SessionMessage): boolean {
+  if (shown.status !== 'streaming' || durable.status !== 'streaming') return false
+  if (shown.parts.length < durable.parts.length) return false
+  return durable.parts.every((part, i) => partAhead(shown.parts[i], part))
+}
+
 export interface ChangeStamp {
   headSeq: number
   durable: boolean
@@ -136,6 +156,7 @@ export function applyMessages(
     const present = existing !== undefined && existing.message.id === message.id
     const shown = isShown(message, filter)
     if (present && existing.message === message) continue
+    if (present && stamp.durable && isAheadOf(existing.message, message)) continue
     if (!present && !shown) continue
     rows ??= window.rows.slice()
     if (present && shown) rows[at] = rowOf(message)

@@ -98,6 +98,48 @@ describe('a session view over a real engine through Comlink', () => {
     expect([...new Set(states)]).toEqual(['sending', 'pending', 'message'])
   })
 
+  test('a running turn streams into one row in place, and the durable row supersedes the previews', async () => {
+    const { page, id } = await session()
+    await page.client.configure({ provider: { kind: 'scripted', seed: 3, wordDelayMs: 2, toolRate: 0 } })
+    const view = page.client.open(id)
+    await ready(view)
+    const seen = record(view)
+    await view.admit('tell me about lighthouses', { id: 'prompt-1' })
+    const isDone = (s: TimelineSnapshot) =>
+      s.rows.some(
+        (row) =>
+          row.kind === 'message' && row.message.role === 'assistant' && row.message.status === 'complete',
+      )
+    const done = await until(view, isDone)
+    expectUniqueKeys(seen)
+    const answer = done.rows.find((row) => row.kind === 'message' && row.message.role === 'assistant')!
+    const lengths = seen
+      .map((s) => rowOf(s, answer.key))
+      .filter((row) => row?.kind === 'message')
+      .map((row) =>
+        row?.kind === 'message'
+          ? row.message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+          : '',
+      )
+      .map((text) => text.length)
+    expect(lengths.length).toBeGreaterThan(3) // it was shown while it streamed
+    for (let i = 1; i < lengths.length; i++) expect(lengths[i]).toBeGreaterThanOrEqual(lengths[i - 1]!)
+    const stored = await page.client.page(id)
+    expect(done.rows.map((row) => (row.kind === 'message' ? row.message : row))).toEqual(stored.messages)
+    await until(view, (s) => s.outline[0]?.response !== '')
+    const final = view.getSnapshot()
+    expect(final.rail).toEqual([
+      {
+        kind: 'loaded',
+        turn: 1,
+        key: 'prompt-1',
+        seq: final.outline[0]!.seq,
+        prompt: final.outline[0]!.prompt,
+        response: final.outline[0]!.response,
+      },
+    ])
+  })
+
   test('a queued input stays in the tray until it is promoted', async () => {
     const { page, id } = await session()
     const view = page.client.open(id)

@@ -106,6 +106,37 @@ describe('the transcript window', () => {
     )
   })
 
+  test('a durable batch behind the preview does not take streamed words back', () => {
+    const streaming = (text: string, status: SessionMessage['status'] = 'streaming'): SessionMessage => ({
+      ...row(2, text),
+      status,
+    })
+    const w = windowFromTail(transcript([1, 2], 5)(undefined, 5), filter)
+    const live = applyMessages(
+      w,
+      [streaming('the quick brown fox')],
+      { headSeq: 5, durable: false },
+      filter,
+    ).window
+    const behind = applyMessages(live, [streaming('the quick')], { headSeq: 6, durable: true }, filter).window
+    expect(behind.rows[1]!.message.parts).toEqual([{ type: 'text', text: 'the quick brown fox' }])
+    expect(behind.syncedThrough).toBe(6)
+    const diverged = applyMessages(
+      behind,
+      [streaming('a different text')],
+      { headSeq: 7, durable: true },
+      filter,
+    )
+    expect(diverged.window.rows[1]!.message.parts).toEqual([{ type: 'text', text: 'a different text' }])
+    const ended = applyMessages(
+      live,
+      [streaming('the quick', 'complete')],
+      { headSeq: 6, durable: true },
+      filter,
+    )
+    expect(ended.window.rows[1]!.message.status).toBe('complete')
+  })
+
   test('a row that becomes inactive leaves the window unless inactive rows were asked for', () => {
     const page = transcript([1, 2, 3], 3)
     const w = windowFromTail(page(undefined, 5), filter)
