@@ -45,7 +45,10 @@ const own = <T>(record: Record<string, T>, key: string): T | undefined =>
   Object.hasOwn(record, key) ? record[key] : undefined
 
 function put<T>(record: Record<string, T>, key: string, value: T): void {
-  Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true })
+  // '__proto__' is the one accessor on Object.prototype; every other key can be assigned.
+  if (key === '__proto__')
+    Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true })
+  else record[key] = value
 }
 
 function without<T>(record: Record<string, T>, keys: readonly string[]): Record<string, T> {
