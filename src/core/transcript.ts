@@ -39,8 +39,8 @@ export function initTranscript(): TranscriptState {
   return { lastTurn: 0, openTurn: null, openStep: null, lastStep: 0, open: {}, callOwner: {} }
 }
 
-// Ids are arbitrary strings ('__proto__' included): read records by own key only and write them
-// by defining own properties, never by assignment (which would hit Object.prototype's setters).
+// Ids are arbitrary strings ('__proto__' included): read records by own key only, and write the
+// key '__proto__' as an own property (assigning it would replace the record's prototype).
 const own = <T>(record: Record<string, T>, key: string): T | undefined =>
   Object.hasOwn(record, key) ? record[key] : undefined
 
@@ -62,7 +62,13 @@ const isRunningTool = (part: MessagePart): part is ToolPart =>
 const hasRunningTool = (row: SessionMessage) => row.parts.some(isRunningTool)
 const stillOpen = (row: SessionMessage) => row.status === 'streaming' || hasRunningTool(row)
 
-/** Why `event` cannot follow in a log whose fold state is `state` (the engine raises invalid_state with this text), or undefined if it may. */
+/**
+ * Why `event` cannot follow in a log whose fold state is `state` (the engine raises invalid_state with this text), or undefined if it may.
+ *
+ * Ids are checked against what the state holds: open rows and running calls. It does not
+ * remember settled rows (that would grow with the session), so a writer that must never reuse
+ * the id of a settled row checks it against the stored rows as well.
+ */
 export function checkEvent(state: TranscriptState, event: SessionEvent): string | undefined {
   switch (event.type) {
     case 'session/created':
