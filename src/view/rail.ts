@@ -152,7 +152,7 @@ function merge(placed: readonly Placed[], marks: readonly UnloadedItem[]): reado
   if (placed.length === 0) return marks.length === 0 ? EMPTY_RAIL : marks
   // Loaded turns are few (one window) and marks many (the whole session): patch a copy of the
   // marks, and fall back to a sorted merge only for loaded turns the outline lacks.
-  const items: RailItem[] = marks.slice()
+  const items: RailItem[] = [...marks] // spread: V8 copies a frozen array slowly with slice()
   const extra: LoadedItem[] = []
   for (const { at, item } of placed) {
     if (at >= 0) items[at] = item
