@@ -1,0 +1,259 @@
+import { connect } from '../src/client/connect'
+import type {
+  Delivery,
+  ProviderConfig,
+  RailItem,
+  SessionInfo,
+  SessionView,
+  TimelineSnapshot,
+} from '../src/index'
+import { setUpOffline } from './pwa'
+import { seedSession } from './seed'
+import { Composer } from './ui/composer'
+import { QueueTray } from './ui/queue-tray'
+import { Rail } from './ui/rail'
+import { SessionList } from './ui/session-list'
+import { describeProvider, initialProvider, SettingsDialog } from './ui/settings'
+import { Transcript } from './ui/transcript'
+
+const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
+  const element = document.querySelector<T>(selector)
+  if (!element) throw new Error(`missing ${selector}`)
+  return element
+}
+
+// --- the library: one worker owns the database, the page only renders snapshots ---
+const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
+const client = connect(worker)
+
+let provider = initialProvider(new URLSearchParams(location.search))
+let sessions: SessionInfo[] = []
+let view: SessionView | undefined
+let unsubscribe: (() => void) | undefined
+/** Turn whose rows a rail jump is loading. */
+let jumpingTurn: number | undefined
+
+// --- notices: every failure ends up here, never as an uncaught error ---
+const notice = $('#notice')
+function showNotice(message: string | undefined): void {
+  notice.textContent = message ?? ''
+  notice.hidden = !message
+}
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+const report = (what: string) => (error: unknown) => showNotice(`${what}: ${messageOf(error)}`)
+worker.addEventListener('error', (event) =>
+  showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
+)
+
+// --- rendering: state changes only schedule; one render per animation frame ---
+let frame = 0
+function schedule(): void {
+  if (frame === 0) frame = requestAnimationFrame(render)
+}
+function render(): void {
+  if (frame !== 0) cancelAnimationFrame(frame)
+  frame = 0
+  if (!view) return
+  const snapshot = view.getSnapshot()
+  transcript.render(snapshot.rows, snapshot)
+  tray.render(snapshot.queued)
+  composer.setState({ enabled: snapshot.status !== 'error', running: isRunning(snapshot) })
+  rail.update({ items: snapshot.rail, current: transcript.readingTurn(), busy: jumpingTurn })
+  if (snapshot.error) showNotice(snapshot.error.message)
+}
+
+/** A turn is running while its newest row is the prompt, a streaming answer or a running tool. */
+function isRunning(snapshot: TimelineSnapshot): boolean {
+  for (let i = snapshot.rows.length - 1; i >= 0; i--) {
+    const row = snapshot.rows[i]!
+    if (row.kind === 'input') continue
+    const { message } = row
+    if (message.status === 'streaming') return true
+    if (message.role === 'user') return message.status === 'complete' && provider.kind !== 'none'
+    return message.parts.some((part) => part.type === 'tool' && part.state === 'running')
+  }
+  return false
+}
+
+// --- components ---
+const transcript = new Transcript($('#transcript-host'), {
+  loadOlder: () => void view?.loadOlder().catch(report('Could not load older messages')),
+  onScroll: schedule,
+  retry: (input) =>
+    void view?.admit(input.text, { id: input.id, delivery: input.delivery }).catch(report('Still not sent')),
+})
+const rail = new Rail($('#rail'), { activate: (item) => void jump(item) })
+const tray = new QueueTray($('#queue-tray'), {
+  cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
+  edit: (id, text) => void view?.edit(id, text).catch(report('Could not edit')),
+})
+const composer = new Composer(
+  {
+    form: $<HTMLFormElement>('#composer'),
+    input: $<HTMLTextAreaElement>('#composer-input'),
+    queue: $<HTMLButtonElement>('#queue'),
+    stop: $<HTMLButtonElement>('#stop'),
+  },
+  { send, stop: () => void view?.interrupt().catch(report('Could not stop')) },
+)
+const sessionList = new SessionList($('#session-list'), {
+  select: (id) => void openSession(id),
+  remove: (session) => void removeSession(session),
+})
+const settings = new SettingsDialog($<HTMLDialogElement>('#settings'), { apply: applyProvider })
+
+function send(text: string, delivery: Delivery): void {
+  if (!view) return
+  // Not awaited: the row is already in the snapshot; a failure marks it `failed` with a retry.
+  view.admit(text, { delivery }).catch(report('Not sent'))
+  transcript.followTail()
+}
+
+/**
+ * A rail mark was activated. A loaded turn is a scroll; an unloaded one is paged in first with
+ * `loadThrough`, rendered, and only then measured, so the landing needs no height estimate.
+ */
+async function jump(item: RailItem): Promise<void> {
+  const target = view
+  if (!target) return
+  transcript.release()
+  if (item.kind === 'loaded') {
+    transcript.land(item.key)
+    schedule()
+    return
+  }
+  jumpingTurn = item.turn
+  schedule()
+  try {
+    await target.loadThrough(item.seq)
+  } finally {
+    jumpingTurn = undefined
+  }
+  if (target !== view) return
+  render()
+  const landed = target.getSnapshot().rail.find((entry) => entry.turn === item.turn)
+  if (landed?.kind === 'loaded') transcript.land(landed.key)
+  else showNotice(`Turn ${item.turn} could not be loaded`)
+  schedule()
+}
+
+// --- sessions ---
+const sessionTitle = $('#session-title')
+const sessionIdFromUrl = () => /^#\/session\/(.+)$/.exec(location.hash)?.[1]
+
+async function refreshSessions(): Promise<void> {
+  sessions = await client.listSessions()
+  sessionList.render(sessions, view?.sessionId)
+}
+
+async function openSession(id: string): Promise<void> {
+  if (view?.sessionId === id) return
+  unsubscribe?.()
+  view?.dispose()
+  transcript.reset()
+  jumpingTurn = undefined
+  const opened = client.open(id)
+  view = opened
+  unsubscribe = opened.subscribe(schedule)
+  const session = sessions.find((s) => s.id === id)
+  sessionTitle.textContent = session?.title ?? 'Session'
+  if (sessionIdFromUrl() !== id)
+    history.replaceState(null, '', `${location.pathname}${location.search}#/session/${id}`)
+  localStorage.setItem('sessionline-demo:last', id)
+  sessionList.render(sessions, id)
+  showNotice(undefined)
+  render()
+}
+
+async function newSession(title = `Session ${sessions.length + 1}`): Promise<void> {
+  const session = await client.createSession({ title })
+  await refreshSessions()
+  await openSession(session.id)
+  composer.focus()
+}
+
+async function removeSession(session: SessionInfo): Promise<void> {
+  if (!confirm(`Delete “${session.title}”? This cannot be undone.`)) return
+  if (view?.sessionId === session.id) {
+    unsubscribe?.()
+    view.dispose()
+    view = undefined
+    transcript.reset()
+  }
+  await client.deleteSession(session.id)
+  await refreshSessions()
+  if (!view) {
+    const next = sessions[0]
+    if (next) await openSession(next.id)
+    else await newSession()
+  }
+}
+
+// --- seeding long sessions (the worker does the writing, in large batches) ---
+const seedStatus = $('#seed-status')
+async function seed(turns: number): Promise<void> {
+  const buttons = document.querySelectorAll<HTMLButtonElement>('[data-seed]')
+  buttons.forEach((button) => {
+    button.disabled = true
+  })
+  const label = turns.toLocaleString('en-US')
+  try {
+    const session = await client.createSession({ title: `${label} turns (seeded)` })
+    const started = performance.now()
+    await seedSession(session.id, (events) => client.append(session.id, events), {
+      turns,
+      onProgress: (written) => {
+        seedStatus.textContent = `Writing… ${written.toLocaleString('en-US')} / ${label} turns`
+      },
+    })
+    const seconds = (performance.now() - started) / 1000
+    seedStatus.textContent = `Wrote ${label} turns in ${seconds.toFixed(1)} s`
+    seedStatus.dataset.seconds = seconds.toFixed(3)
+    await refreshSessions()
+    await openSession(session.id)
+  } catch (error) {
+    seedStatus.textContent = `Seeding failed: ${messageOf(error)}`
+  } finally {
+    buttons.forEach((button) => {
+      button.disabled = false
+    })
+  }
+}
+
+// --- provider settings ---
+const providerLabel = $('#provider-label')
+async function applyProvider(config: ProviderConfig): Promise<void> {
+  await client.configure({ provider: config })
+  provider = config
+  providerLabel.textContent = describeProvider(config)
+}
+
+// --- wiring ---
+$('#new-session').addEventListener(
+  'click',
+  () => void newSession().catch(report('Could not create a session')),
+)
+$('#open-settings').addEventListener('click', () => settings.open(provider))
+for (const button of document.querySelectorAll<HTMLButtonElement>('[data-seed]')) {
+  button.addEventListener('click', () => void seed(Number(button.dataset.seed)))
+}
+window.addEventListener('hashchange', () => {
+  const id = sessionIdFromUrl()
+  if (id && id !== view?.sessionId) void openSession(id)
+})
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible') void refreshSessions().catch(() => undefined)
+})
+
+async function start(): Promise<void> {
+  void setUpOffline(showNotice)
+  await applyProvider(provider).catch(report('The model settings were not applied'))
+  await refreshSessions()
+  const wanted = sessionIdFromUrl() ?? localStorage.getItem('sessionline-demo:last') ?? undefined
+  const first = sessions.find((s) => s.id === wanted) ?? sessions[0]
+  if (first) await openSession(first.id)
+  else await newSession('First session')
+  document.documentElement.dataset.ready = 'true'
+}
+
+start().catch(report('The playground could not start'))

@@ -1,0 +1,81 @@
+// A tiny static server for the built demo (`npm run demo:preview`, and the browser tests).
+// No caching headers beyond `no-cache`: the service worker owns offline caching.
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import { extname, join, normalize, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.webmanifest': 'application/manifest+json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.wasm': 'application/wasm',
+  '.map': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+}
+
+export const DEFAULT_ROOT = fileURLToPath(new URL('./dist/', import.meta.url))
+
+/**
+ * Serves `root` on `host:port` (port 0 picks a free one).
+ * @returns the base URL and a `close()` that also drops open keep-alive sockets.
+ */
+export async function startServer({ root = DEFAULT_ROOT, host = '127.0.0.1', port = 0 } = {}) {
+  const base = resolve(root)
+  const server = createServer(async (request, response) => {
+    try {
+      const path = decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname)
+      let file = normalize(join(base, path))
+      if (file !== base && !file.startsWith(base + sep)) {
+        response.writeHead(403).end()
+        return
+      }
+      let info = await stat(file).catch(() => undefined)
+      if (info?.isDirectory()) {
+        file = join(file, 'index.html')
+        info = await stat(file).catch(() => undefined)
+      }
+      if (!info?.isFile()) {
+        response.writeHead(404, { 'content-type': 'text/plain' }).end('not found')
+        return
+      }
+      response.writeHead(200, {
+        'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'content-length': info.size,
+        'cache-control': 'no-cache',
+      })
+      if (request.method === 'HEAD') response.end()
+      else createReadStream(file).pipe(response)
+    } catch {
+      if (!response.headersSent) response.writeHead(400)
+      response.end()
+    }
+  })
+  await new Promise((done, fail) => {
+    server.once('error', fail)
+    server.listen(port, host, () => done(undefined))
+  })
+  const address = server.address()
+  const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}/`
+  return {
+    url,
+    close: () =>
+      new Promise((done) => {
+        server.closeAllConnections()
+        server.close(() => done(undefined))
+      }),
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const port = Number(process.env.PORT ?? process.argv[2] ?? 4173)
+  const { url } = await startServer({ port })
+  console.log(`sessionline demo (built) at ${url}`)
+}

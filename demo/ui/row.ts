@@ -1,0 +1,152 @@
+import type { Json, MessagePart, SessionMessage, TimelineInput, TimelineRow } from '../../src/index'
+import { h, setAttrs, setText, toggleClass } from './dom'
+
+export interface RowActions {
+  retry(input: TimelineInput): void
+}
+
+const ROLE_LABEL: Record<SessionMessage['role'], string> = {
+  user: 'You',
+  assistant: 'Assistant',
+  system: 'System',
+  summary: 'Summary',
+}
+const MAX_JSON = 4000
+
+function formatJson(value: Json | undefined): string {
+  if (value === undefined) return ''
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2)
+  return text.length > MAX_JSON ? `${text.slice(0, MAX_JSON)}\n…` : text
+}
+
+/** `data-state` of a row: where it is in its life, for styling and for tests. */
+export function rowState(row: TimelineRow): string {
+  return row.kind === 'input' ? row.input.state : row.message.status
+}
+
+/**
+ * One transcript row's DOM node, updated in place for as long as its key lives: a pending steer
+ * becomes its promoted user row, a streaming answer grows, and the node never moves out and back.
+ */
+export class RowView {
+  readonly node: HTMLElement
+  private readonly role = h('span', { class: 'row__role' })
+  private readonly badge = h('span', { class: 'row__badge' })
+  private readonly retry = h('button', { class: 'link-button', text: 'Retry', attrs: { type: 'button' } })
+  private readonly body = h('div', { class: 'row__body' })
+  private current: TimelineRow | undefined
+
+  constructor(
+    readonly key: string,
+    actions: RowActions,
+  ) {
+    this.node = h('article', { class: 'row', attrs: { 'data-key': key } }, [
+      h('header', { class: 'row__meta' }, [this.role, this.badge, this.retry]),
+      this.body,
+    ])
+    this.retry.hidden = true
+    this.retry.addEventListener('click', () => {
+      if (this.current?.kind === 'input') actions.retry(this.current.input)
+    })
+  }
+
+  get row(): TimelineRow | undefined {
+    return this.current
+  }
+
+  /** The turn this row belongs to; pending inputs have none yet. */
+  get turn(): number | undefined {
+    return this.current?.kind === 'message' ? this.current.message.turn : undefined
+  }
+
+  update(row: TimelineRow): void {
+    if (row === this.current) return
+    this.current = row
+    const state = rowState(row)
+    if (row.kind === 'input') {
+      const { input } = row
+      setAttrs(this.node, { 'data-role': 'user', 'data-state': state, 'data-turn': undefined })
+      toggleClass(this.node, 'row--pending', true)
+      toggleClass(this.node, 'row--superseded', false)
+      setText(this.role, 'You')
+      setText(
+        this.badge,
+        state === 'failed' ? 'not sent' : state === 'sending' ? 'sending' : `pending ${input.delivery}`,
+      )
+      this.retry.hidden = state !== 'failed'
+      this.renderParts([{ type: 'text', text: input.text }])
+      return
+    }
+    const { message } = row
+    setAttrs(this.node, { 'data-role': message.role, 'data-state': state, 'data-turn': message.turn })
+    toggleClass(this.node, 'row--pending', false)
+    toggleClass(this.node, 'row--superseded', message.visibility !== 'visible')
+    setText(this.role, ROLE_LABEL[message.role])
+    const badge =
+      message.visibility !== 'visible'
+        ? 'superseded'
+        : state === 'streaming' || state === 'interrupted' || state === 'error'
+          ? state
+          : ''
+    setText(this.badge, badge)
+    this.retry.hidden = true
+    this.renderParts(message.parts)
+  }
+
+  private renderParts(parts: readonly MessagePart[]): void {
+    const nodes = this.body.children
+    parts.forEach((part, index) => {
+      let node = nodes[index] as HTMLElement | undefined
+      if (!node || node.dataset.part !== part.type) {
+        const fresh = createPart(part.type)
+        if (node) node.replaceWith(fresh)
+        else this.body.append(fresh)
+        node = fresh
+      }
+      updatePart(node, part)
+    })
+    while (nodes.length > parts.length) nodes[nodes.length - 1]!.remove()
+  }
+}
+
+function createPart(type: MessagePart['type']): HTMLElement {
+  switch (type) {
+    case 'text':
+      return h('div', { class: 'part part--text', attrs: { 'data-part': 'text' } })
+    case 'reasoning':
+      return h('details', { class: 'part part--reasoning', attrs: { 'data-part': 'reasoning' } }, [
+        h('summary', { text: 'Thinking' }),
+        h('div', { class: 'reasoning__text' }),
+      ])
+    case 'tool':
+      return h('div', { class: 'part tool-card', attrs: { 'data-part': 'tool' } }, [
+        h('div', { class: 'tool-card__head' }, [
+          h('span', { class: 'tool-card__name' }),
+          h('span', { class: 'tool-card__state' }),
+        ]),
+        h('pre', { class: 'tool-card__io tool-card__input' }),
+        h('pre', { class: 'tool-card__io tool-card__output' }),
+      ])
+  }
+}
+
+function updatePart(node: HTMLElement, part: MessagePart): void {
+  switch (part.type) {
+    case 'text':
+      setText(node, part.text)
+      return
+    case 'reasoning':
+      setText(node.lastElementChild!, part.text)
+      return
+    case 'tool': {
+      const [head, input, output] = node.children as unknown as [HTMLElement, HTMLElement, HTMLElement]
+      setText(head.firstElementChild!, part.name)
+      setText(head.lastElementChild!, part.state)
+      setAttrs(node, { 'data-state': part.state })
+      setText(input, formatJson(part.input))
+      setText(output, formatJson(part.output))
+      output.hidden = part.output === undefined
+      return
+    }
+  }
+}

@@ -1,0 +1,339 @@
+import type { Page } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { startServer } from '../../demo/serve.mjs'
+import {
+  type Browser,
+  DIST,
+  launchBrowser,
+  newSession,
+  noticeText,
+  rowWithText,
+  screenshot,
+  send,
+  waitReady,
+} from './harness'
+
+let server: { url: string; close(): Promise<unknown> }
+let browser: Browser | undefined
+/** Figures measured along the way, printed at the end of the run. */
+const figures: Record<string, string> = {}
+
+beforeAll(async () => {
+  server = await startServer({ root: DIST })
+})
+afterAll(async () => {
+  await server?.close()
+  if (Object.keys(figures).length > 0) console.log('e2e figures:', figures)
+})
+afterEach(async (context) => {
+  const current = browser
+  browser = undefined
+  if (!current) return
+  try {
+    // Any console error or uncaught error anywhere in the test fails it.
+    if (context.task.result?.state !== 'fail') expect(current.errors).toEqual([])
+  } finally {
+    await current.close()
+  }
+})
+
+async function start(query = ''): Promise<{ page: Page; browser: Browser }> {
+  browser = await launchBrowser()
+  const page = await browser.open(`${server.url}${query}`)
+  return { page, browser }
+}
+
+const lastAssistant = '.transcript__rows > .row[data-role="assistant"]:last-child'
+
+/** Installs, in the page, a frame counter and an observer that records when rows appear and any duplicate key. */
+async function installProbe(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const probe = {
+      frame: 0,
+      keyFrame: -1,
+      keyAt: 0,
+      seen: {} as Record<string, { frame: number; at: number; state: string }>,
+      duplicates: [] as string[],
+      tagged: new WeakSet<Element>(),
+    }
+    ;(window as unknown as { probe: typeof probe }).probe = probe
+    const tick = () => {
+      probe.frame++
+      requestAnimationFrame(tick)
+    }
+    requestAnimationFrame(tick)
+    document.addEventListener(
+      'keydown',
+      (event) => {
+        if (event.key === 'Enter') {
+          probe.keyFrame = probe.frame
+          probe.keyAt = performance.now()
+        }
+      },
+      true,
+    )
+    const rows = document.querySelector('.transcript__rows')!
+    new MutationObserver(() => {
+      const counts = new Map<string, number>()
+      for (const row of rows.querySelectorAll<HTMLElement>(':scope > [data-key]')) {
+        const key = row.dataset.key!
+        counts.set(key, (counts.get(key) ?? 0) + 1)
+        if (!probe.seen[key]) {
+          probe.seen[key] = { frame: probe.frame, at: performance.now(), state: row.dataset.state ?? '' }
+          probe.tagged.add(row)
+        }
+      }
+      for (const [key, count] of counts) if (count > 1) probe.duplicates.push(key)
+    }).observe(rows, { childList: true, subtree: true, attributes: true, characterData: true })
+  })
+}
+
+describe('the playground in Chromium', () => {
+  test('steer: the pending row shows within a frame and is promoted in place', async () => {
+    const { page } = await start('?wordDelayMs=60&toolRate=0')
+    await newSession(page)
+    await send(page, 'Tell me about rivers')
+    await page.waitForFunction(
+      (selector) => {
+        const row = document.querySelector<HTMLElement>(selector)
+        return row?.dataset.state === 'streaming' && (row.textContent ?? '').length > 40
+      },
+      lastAssistant,
+      { timeout: 15_000 },
+    )
+    await installProbe(page)
+    const steer = 'Also mention the lakes'
+    await send(page, steer)
+    const row = page.locator(rowWithText(steer))
+    await row.waitFor()
+    const key = (await row.getAttribute('data-key'))!
+    const appeared = await page.evaluate((k) => {
+      const probe = (
+        window as unknown as {
+          probe: {
+            keyFrame: number
+            keyAt: number
+            seen: Record<string, { frame: number; at: number; state: string }>
+          }
+        }
+      ).probe
+      const seen = probe.seen[k]!
+      return { frames: seen.frame - probe.keyFrame, ms: seen.at - probe.keyAt, state: seen.state }
+    }, key)
+    figures['steer row after keypress'] = `${appeared.frames} frame(s), ${appeared.ms.toFixed(1)} ms`
+    expect(appeared.frames).toBeLessThanOrEqual(1)
+    expect(['sending', 'pending']).toContain(appeared.state)
+
+    // Promoted in place: the same element turns into the user row of the transcript.
+    await page.waitForSelector(`.row[data-key="${key}"][data-state="complete"]:not(.row--pending)`, {
+      timeout: 20_000,
+    })
+    // The next assistant row continues after it.
+    await page.waitForFunction(
+      (k) => {
+        const next = document.querySelector(`.row[data-key="${k}"]`)?.nextElementSibling as HTMLElement | null
+        return next?.dataset.role === 'assistant' && (next.textContent ?? '').length > 20
+      },
+      key,
+      { timeout: 20_000 },
+    )
+    const check = await page.evaluate((k) => {
+      const probe = (window as unknown as { probe: { duplicates: string[]; tagged: WeakSet<Element> } }).probe
+      const nodes = document.querySelectorAll(`[data-key="${k}"]`)
+      return { count: nodes.length, sameNode: probe.tagged.has(nodes[0]!), duplicates: probe.duplicates }
+    }, key)
+    expect(check).toEqual({ count: 1, sameNode: true, duplicates: [] })
+    expect(await noticeText(page)).toBe('')
+  })
+
+  test('queue: queued inputs wait in the tray, run one turn each, and a cancelled one never runs', async () => {
+    const { page } = await start('?wordDelayMs=80&toolRate=0.5')
+    await newSession(page)
+    await send(page, 'Start with a short plan')
+    await page.waitForSelector(`${lastAssistant}[data-state="streaming"]`, { timeout: 15_000 })
+    await send(page, 'Queued one', 'queue')
+    await send(page, 'Queued two', 'queue')
+    await send(page, 'Queued three', 'queue')
+    const tray = page.locator('#queue-tray')
+    await expect.poll(() => tray.locator('.tray__title').textContent()).toBe('queued · 3')
+    expect(await tray.locator('.tray__text').allTextContents()).toEqual([
+      'Queued one',
+      'Queued two',
+      'Queued three',
+    ])
+    await screenshot(page, 'main-screen')
+
+    await tray
+      .locator('.tray__item', { hasText: 'Queued two' })
+      .getByRole('button', { name: 'Cancel' })
+      .click()
+    await expect
+      .poll(() => tray.locator('.tray__text').allTextContents())
+      .toEqual(['Queued one', 'Queued three'])
+
+    // Each queued input opens its own turn, in order, after the previous one settles.
+    const one = page.locator(rowWithText('Queued one'))
+    await one.waitFor({ timeout: 30_000 })
+    expect(await one.getAttribute('data-turn')).toBe('2')
+    const three = page.locator(rowWithText('Queued three'))
+    await three.waitFor({ timeout: 30_000 })
+    expect(await three.getAttribute('data-turn')).toBe('3')
+    const order = await page.$$eval('.transcript__rows > .row', (rows) =>
+      rows.map((row) => `${(row as HTMLElement).dataset.role}:${(row as HTMLElement).dataset.turn}`),
+    )
+    const firstOf = (entry: string) => order.indexOf(entry)
+    // Turn 1's rows all come before turn 2's prompt, and turn 2's before turn 3's.
+    expect(order.lastIndexOf('assistant:1')).toBeLessThan(firstOf('user:2'))
+    expect(order.lastIndexOf('assistant:2')).toBeLessThan(firstOf('user:3'))
+    await page.waitForSelector(`${lastAssistant}[data-turn="3"][data-state="complete"]`, { timeout: 30_000 })
+    await expect.poll(() => tray.isHidden()).toBe(true)
+
+    // For good: after a reload it is neither in the transcript nor in the tray.
+    await page.reload()
+    await waitReady(page)
+    await page.waitForSelector(rowWithText('Queued three'))
+    expect(await page.getByText('Queued two').count()).toBe(0)
+    expect(await noticeText(page)).toBe('')
+  })
+
+  test('reload during streaming keeps the streamed text and every pending input, and marks the turn interrupted', async () => {
+    const { page } = await start('?wordDelayMs=70&toolRate=0')
+    await newSession(page)
+    await send(page, 'Write a long answer')
+    await page.waitForFunction(
+      (selector) => {
+        const row = document.querySelector<HTMLElement>(selector)
+        return (
+          row?.dataset.state === 'streaming' &&
+          (row.querySelector('.part--text')?.textContent ?? '').length > 60
+        )
+      },
+      lastAssistant,
+      { timeout: 20_000 },
+    )
+    await send(page, 'A queued follow-up', 'queue')
+    await send(page, 'A steer that waits')
+    // Both receipts are durable once the worker answered (`pending`, no longer `sending`).
+    await page.waitForSelector('#queue-tray .tray__item[data-state="pending"]')
+    await page.waitForSelector(
+      `${rowWithText('A steer that waits')}[data-state="pending"], ${rowWithText('A steer that waits')}[data-state="complete"]`,
+    )
+    const streamed = await page.$eval(
+      '.transcript__rows > .row[data-role="assistant"][data-turn="1"] .part--text',
+      (part) => part.textContent ?? '',
+    )
+    await page.reload()
+    await waitReady(page)
+
+    const answer = page.locator('.transcript__rows > .row[data-role="assistant"][data-turn="1"]').first()
+    await expect.poll(() => answer.getAttribute('data-state'), { timeout: 15_000 }).toBe('interrupted')
+    const kept = (await answer.locator('.part--text').first().textContent()) ?? ''
+    figures['streamed before reload / kept after'] = `${streamed.length} / ${kept.length} chars`
+    // What was persisted is what was shown, up to the last unflushed batch (or more, if it kept streaming).
+    const common = Math.min(kept.length, streamed.length)
+    expect(kept.slice(0, common)).toBe(streamed.slice(0, common))
+    expect(kept.length).toBeGreaterThan(Math.min(streamed.length - 80, streamed.length / 2))
+    for (const text of ['A queued follow-up', 'A steer that waits']) {
+      await expect.poll(() => page.getByText(text, { exact: true }).count()).toBeGreaterThan(0)
+    }
+    expect(await noticeText(page)).toBe('')
+  })
+
+  test('jump: a keyboard activation of an unloaded rail mark loads turn 1 and lands it at the top', async () => {
+    const { page } = await start('?wordDelayMs=20')
+    await page.click('[data-seed="88"]')
+    await page.waitForSelector('.sessions__open[aria-current] >> text=88 turns (seeded)', { timeout: 30_000 })
+    await page.waitForSelector('.row[data-turn="88"]')
+    figures['seed 88 turns'] =
+      `${await page.$eval('#seed-status', (el) => (el as HTMLElement).dataset.seconds)} s`
+    const marks = await page.$$eval('.rail__mark', (list) => list.length)
+    expect(marks).toBeGreaterThan(0)
+
+    // Keyboard only: from the transcript, Tab reaches the rail's one tabbable mark; Home goes to turn 1.
+    await page.focus('.transcript')
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.classList.contains('rail__mark'))).toBe(true)
+    await page.keyboard.press('Home')
+    const focused = await page.evaluate(() => ({
+      turn: (document.activeElement as HTMLElement).dataset.turn,
+      label: document.activeElement?.getAttribute('aria-label'),
+    }))
+    expect(focused).toEqual({ turn: '1', label: 'Load and jump to turn 1' })
+    expect(await page.$('.row[data-turn="1"]')).toBeNull()
+
+    const started = Date.now()
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('.row[data-turn="1"]', { timeout: 15_000 })
+    await page.waitForFunction(
+      () => document.querySelector('.rail__mark[data-turn="1"]')?.getAttribute('aria-current') === 'true',
+      undefined,
+      { timeout: 5_000 },
+    )
+    figures['jump to unloaded turn 1 (88 turns)'] = `${Date.now() - started} ms`
+    const landing = await page.evaluate(() => {
+      const viewport = document.querySelector('.transcript')!.getBoundingClientRect()
+      const row = document.querySelector('.row[data-turn="1"]')!.getBoundingClientRect()
+      const mark = document.querySelector('.rail__mark[data-turn="1"]')!
+      return {
+        offset: row.top - viewport.top,
+        busy: mark.getAttribute('aria-busy'),
+        kind: mark.getAttribute('data-kind'),
+        current: document.querySelectorAll('.rail__mark[aria-current]').length,
+      }
+    })
+    figures['turn 1 lands below viewport top'] = `${landing.offset.toFixed(0)} px`
+    expect(landing.offset).toBeGreaterThanOrEqual(0)
+    expect(landing.offset).toBeLessThanOrEqual(160)
+    expect(landing).toMatchObject({ busy: null, kind: 'loaded', current: 1 })
+    await page.waitForTimeout(300) // nothing may drift the landing afterwards
+    const settled = await page.evaluate(
+      () =>
+        document.querySelector('.row[data-turn="1"]')!.getBoundingClientRect().top -
+        document.querySelector('.transcript')!.getBoundingClientRect().top,
+    )
+    expect(Math.abs(settled - landing.offset)).toBeLessThan(2)
+    await screenshot(page, 'rail-jump')
+    expect(await noticeText(page)).toBe('')
+  })
+
+  test('two tabs on one session: an input admitted in one shows in the other within a second', async () => {
+    const { page, browser } = await start('?wordDelayMs=30&toolRate=0')
+    await newSession(page)
+    const other = await browser.context.newPage()
+    await other.goto(page.url())
+    await waitReady(other)
+    await page.bringToFront()
+    const text = 'Hello from the first tab'
+    const sent = Date.now()
+    await send(page, text, 'queue')
+    await other.waitForFunction((t) => document.body.textContent?.includes(t), text, { timeout: 1_000 })
+    figures['second tab sees the input after'] = `${Date.now() - sent} ms`
+    // And back: the other tab's input shows in the first.
+    await send(other, 'And hello back', 'queue')
+    await page.waitForFunction(() => document.body.textContent?.includes('And hello back'), undefined, {
+      timeout: 1_000,
+    })
+    expect(await noticeText(page)).toBe('')
+    expect(await noticeText(other)).toBe('')
+  })
+
+  test('offline: after one visit the app, its sessions and new inputs work with no network', async () => {
+    const { page, browser } = await start('?wordDelayMs=10&toolRate=0')
+    const id = await newSession(page)
+    await send(page, 'Before going offline')
+    await page.waitForSelector(`${lastAssistant}[data-state="complete"]`, { timeout: 20_000 })
+    await page.evaluate(async () => {
+      await navigator.serviceWorker.ready
+    })
+    await browser.context.setOffline(true)
+    await page.reload()
+    await waitReady(page)
+    expect(page.url()).toContain(id)
+    await page.waitForSelector(rowWithText('Before going offline'))
+    expect(await page.$$eval('.sessions__item', (items) => items.length)).toBeGreaterThan(0)
+    await send(page, 'Written while offline')
+    await page.waitForSelector(`${rowWithText('Written while offline')}:not([data-state="sending"])`)
+    await page.waitForSelector(`${lastAssistant}[data-turn="2"][data-state="complete"]`, { timeout: 20_000 })
+    expect(await noticeText(page)).toBe('')
+  })
+})

@@ -1,0 +1,78 @@
+// `npm run test:e2e`: build the demo, run the Chromium tests against it, and always clean up —
+// under a hard deadline that kills, by pid, everything this run started.
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const bin = (name) => join(root, 'node_modules', '.bin', name)
+const DEADLINE_MS = Number(process.env.E2E_DEADLINE_MS ?? 6 * 60_000)
+const runDir = await mkdtemp(join(tmpdir(), 'sessionline-e2e-'))
+const started = Date.now()
+let current
+
+function run(command, args, extraEnv = {}) {
+  return new Promise((resolve) => {
+    current = spawn(command, args, {
+      cwd: root,
+      stdio: 'inherit',
+      detached: true,
+      env: { ...process.env, SESSIONLINE_E2E_TMP: runDir, ...extraEnv },
+    })
+    current.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)))
+  })
+}
+
+/** Every process whose command line names this run's folder (the browsers), by pid. */
+function killStragglers() {
+  try {
+    const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+    for (const line of out.split('\n')) {
+      if (!line.includes(runDir)) continue
+      const pid = Number.parseInt(line.trim(), 10)
+      if (pid > 0 && pid !== process.pid) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {}
+      }
+    }
+  } catch {}
+}
+
+async function cleanUp() {
+  if (current && current.exitCode === null) {
+    try {
+      process.kill(-current.pid, 'SIGKILL')
+    } catch {}
+  }
+  killStragglers()
+  await rm(runDir, { recursive: true, force: true, maxRetries: 3 })
+}
+
+const deadline = setTimeout(async () => {
+  console.error(`\n::: e2e deadline of ${DEADLINE_MS / 1000} s reached: stopping`)
+  await cleanUp()
+  process.exit(124)
+}, DEADLINE_MS)
+
+let code = 1
+try {
+  console.log('::: building the demo')
+  code = await run(bin('vite'), ['build', '--config', 'demo/vite.config.ts', '--logLevel', 'warn'])
+  if (code === 0) {
+    console.log('::: browser tests (Chromium)')
+    code = await run(bin('vitest'), [
+      'run',
+      '--config',
+      'test/e2e/vitest.config.ts',
+      ...process.argv.slice(2),
+    ])
+  }
+} finally {
+  clearTimeout(deadline)
+  await cleanUp()
+}
+console.log(`::: e2e finished in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+process.exit(code)
