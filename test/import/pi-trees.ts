@@ -119,7 +119,7 @@ export function buildPiFile(script: { version: 2 | 3; ops: readonly PiOp[] }): B
 
   const append = (fields: Record<string, unknown>, parentId: string | null = leaf): Entry => {
     const id = nextId()
-    const entry = { id, parentId, timestamp: timestamp(), ...fields } as Entry
+    const entry = { id, parentId, timestamp: timestamp(), ...fields } as unknown as Entry
     lines.push(JSON.stringify(entry))
     entries.push(entry)
     byId.set(id, entry)
