@@ -31,5 +31,10 @@ export type * from './engine/provider'
 export type * from './engine/types'
 export { createEngine } from './engine/engine'
 export type { EngineOptions } from './engine/engine'
+export { createOpenAIProvider, createScriptedProvider, providerFromConfig } from './engine/providers/index'
+export type { OpenAIProviderOptions } from './engine/providers/index'
+export type { RunnerOptions } from './engine/runner'
+export { createDemoTools } from './engine/tools'
+export type { DemoToolsOptions } from './engine/tools'
 
 // --- import ---
