@@ -144,6 +144,11 @@ function createdRowIds(events: readonly StoredEvent[]): string[] {
 }
 
 export function createEngine(options: EngineOptions = {}): Engine {
+  return createEngineWithHost(options).engine
+}
+
+/** The engine and the host its runner drives it through (tests drive the host directly). */
+export function createEngineWithHost(options: EngineOptions = {}): { engine: Engine; host: RunnerHost } {
   const dbName = options.dbName ?? 'sessionline'
   const now = options.now ?? Date.now
   const db: SessionlineDb = openDb(dbName, { indexedDB: options.indexedDB, IDBKeyRange: options.IDBKeyRange })
@@ -494,12 +499,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const next = out.next
     if (!next) return out.value
     channel?.postMessage({ sessionId, rev: next.row.rev } satisfies CommitNote)
-    if (entry.snap === base) {
-      advance(entry, next, { events: out.events ?? [], rows: out.rows ?? [], inputs: out.inputs ?? [] })
-    } else if (entry.snap && entry.snap.row.rev < next.row.rev) {
-      // The cache had missed another engine's commits: publish them and ours from the database.
+    const change = { events: out.events ?? [], rows: out.rows ?? [], inputs: out.inputs ?? [] }
+    const current = entry.snap
+    if (current?.row.rev === base.row.rev) advance(entry, next, change)
+    else if (current && current.row.rev < next.row.rev) {
+      // The cache had missed another engine's commits: watchers get those and ours from the
+      // database, in order; with nobody watching, the new state is all that matters.
       if (entry.feed.size > 0) void catchUp(entry)
-      else entry.snap = next
+      else advance(entry, next, change)
     }
     return out.value
   }
@@ -950,6 +957,6 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
     now,
   }
-  const runner = createRunner(host, { provider: options.provider, tools: options.tools })
-  return engine
+  const runner = createRunner(host, { provider: options.provider, tools: options.tools, lockScope: dbName })
+  return { engine, host }
 }
