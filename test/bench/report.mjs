@@ -1,0 +1,55 @@
+// @ts-check
+/**
+ * Turns a benchmark report into the markdown table the runner prints. Plain JavaScript so
+ * `run.mjs` (started by `npm run bench`, no TypeScript loader) can import it.
+ */
+
+/** @typedef {{ reps: number, opsPerRep: number, median: number, perOp: number }} Figure */
+/**
+ * @typedef {{ id: string, name: string, op: string, unit: 'ms' | 'MB', sessionline: Figure, raw: Figure,
+ *   ratio: number | null, target?: number, note?: string }} Comparison
+ */
+
+/** @param {number} x */
+const fixed = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2))
+/** @param {number} x */
+const perOp = (x) => (x >= 1 ? x.toFixed(2) : x >= 0.01 ? x.toFixed(3) : x.toPrecision(2))
+
+/** @param {Figure} f @param {Comparison['unit']} unit */
+function cell(f, unit) {
+  if (unit === 'MB') return `${fixed(f.median)} MB`
+  const each = f.opsPerRep > 1 ? ` (${perOp(f.perOp)} ms/op)` : ''
+  return `${fixed(f.median)} ms${each}`
+}
+
+/** @param {Comparison} c */
+function verdict(c) {
+  if (c.target === undefined) return '—'
+  if (c.ratio === null) return `≤ ${c.target}× (n/a)`
+  return `≤ ${c.target}× ${c.ratio <= c.target ? 'met' : 'MISSED'}`
+}
+
+/**
+ * @param {Comparison[]} comparisons
+ * @param {{ judge?: boolean }} [options] judge: false leaves targets unjudged (figures that mean nothing)
+ * @returns {string}
+ */
+export function markdownTable(comparisons, { judge = true } = {}) {
+  const lines = [
+    '| # | benchmark | one op | sessionline median | raw Dexie median | ratio | target |',
+    '|---|---|---|---:|---:|---:|---|',
+  ]
+  for (const c of comparisons) {
+    const ratio = c.ratio === null ? 'n/a' : `${c.ratio.toFixed(2)}×`
+    const reps = c.unit === 'ms' ? ` (${c.sessionline.opsPerRep}×${c.sessionline.reps})` : ''
+    lines.push(
+      `| ${c.id} | ${c.name}${reps} | ${c.op} | ${cell(c.sessionline, c.unit)} | ${cell(c.raw, c.unit)} | ${ratio} | ${judge ? verdict(c) : '—'} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+/** @param {Comparison[]} comparisons */
+export function missedTargets(comparisons) {
+  return comparisons.filter((c) => c.target !== undefined && c.ratio !== null && c.ratio > c.target)
+}

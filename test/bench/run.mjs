@@ -1,0 +1,398 @@
+#!/usr/bin/env node
+/**
+ * sessionline's benchmark runner (`npm run bench`). Every figure is a ratio against raw Dexie
+ * doing the same work in the same run; see test/bench/README.md.
+ *
+ *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
+ *
+ * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
+ * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
+ * IndexedDB in memory), drives the pages, prints a markdown table, and cleans up every process
+ * it started, by pid, before a hard deadline.
+ * Node mode (`--node`): the same suites on fake-indexeddb, in-process. It only proves the suite
+ * runs; fake-indexeddb figures say nothing about speed.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { markdownTable, missedTargets } from './report.mjs'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const ROOT = path.resolve(HERE, '../..')
+const TMP = path.join(HERE, '.tmp')
+const DIST = path.join(TMP, 'dist')
+const RESULTS = path.join(HERE, 'results')
+
+const argv = process.argv.slice(2)
+const flag = (/** @type {string} */ name) => argv.includes(name)
+const option = (/** @type {string} */ name) => {
+  const i = argv.indexOf(name)
+  return i >= 0 ? argv[i + 1] : undefined
+}
+const KNOWN = new Set(['--quick', '--node', '--skip-build', '--out', '--config', '--deadline-ms'])
+for (const [i, arg] of argv.entries()) {
+  if (arg.startsWith('--') && !KNOWN.has(arg)) fail(`unknown option ${arg}`)
+  if (!arg.startsWith('--') && !['--out', '--config', '--deadline-ms'].includes(argv[i - 1] ?? ''))
+    fail(`unexpected ${arg}`)
+}
+
+const MODE = flag('--node') ? 'node' : 'browser'
+const PRESET = MODE === 'node' ? 'node' : flag('--quick') ? 'quick' : 'full'
+const OVERRIDES = JSON.parse(option('--config') ?? '{}')
+const DEADLINE_MS = Number(option('--deadline-ms') ?? { full: 10, quick: 4, node: 5 }[PRESET] * 60_000)
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  // (7) reads `performance.memory` after forced collections; neither flag changes timings.
+  '--enable-precise-memory-info',
+  '--js-flags=--expose-gc',
+]
+
+/** @param {string} message @returns {never} */
+function fail(message) {
+  console.error(`bench: ${message}`)
+  process.exit(2)
+}
+
+const started = Date.now()
+const log = (/** @type {unknown[]} */ ...parts) =>
+  console.error(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s]`, ...parts)
+
+// --- cleanup: everything this run started, undone in reverse, by pid ------------------------------
+
+/** @type {(() => unknown)[]} */
+const cleanups = []
+/** @type {Set<number>} */
+const startedPids = new Set()
+/** @type {Promise<void> | undefined} */
+let cleaning
+function cleanup() {
+  cleaning ??= (async () => {
+    while (cleanups.length) {
+      try {
+        await cleanups.pop()?.()
+      } catch (error) {
+        log('cleanup:', error instanceof Error ? error.message : error)
+      }
+    }
+  })()
+  return cleaning
+}
+const deadline = setTimeout(async () => {
+  log(`hard deadline of ${DEADLINE_MS / 1000}s reached: stopping`)
+  await cleanup()
+  process.exit(3)
+}, DEADLINE_MS)
+deadline.unref()
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+  process.once(signal, async () => {
+    await cleanup()
+    process.exit(130)
+  })
+}
+
+const alive = (/** @type {number} */ pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+/** Direct children of `pid`. */
+function childPids(/** @type {number} */ pid) {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((s) => Number(s.trim()))
+      .filter(Boolean)
+  } catch {
+    return []
+  }
+}
+
+/**
+ * @template T
+ * @param {Promise<T>} promise @param {number} ms @param {string} what
+ * @returns {Promise<T>}
+ */
+function within(promise, ms, what) {
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000}s`)), ms)
+  })
+  return /** @type {Promise<T>} */ (Promise.race([promise, late])).finally(() => clearTimeout(timer))
+}
+
+/** Runs `node args…` as a child, killed by pid after `ms`. */
+function runNode(/** @type {string[]} */ args, /** @type {number} */ ms, /** @type {string} */ what) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    if (child.pid) startedPids.add(child.pid)
+    let output = ''
+    child.stdout.on('data', (d) => (output += d))
+    child.stderr.on('data', (d) => {
+      output += d
+      if (MODE === 'node') process.stderr.write(d)
+    })
+    const timer = setTimeout(() => {
+      log(`${what} is late: killing pid ${child.pid}`)
+      child.kill('SIGKILL')
+    }, ms)
+    const stop = () => child.kill('SIGKILL')
+    cleanups.push(stop)
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer)
+      cleanups.splice(cleanups.indexOf(stop), 1)
+      if (code === 0) resolve(output)
+      else reject(new Error(`${what} failed (code ${code}, signal ${signal})\n${output.slice(-4000)}`))
+    })
+  })
+}
+
+// --- browser mode ------------------------------------------------------------------------------------
+
+const MIME = /** @type {Record<string, string>} */ ({
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json',
+})
+
+/** A static server for the built pages, on 127.0.0.1 and a free port. @returns {Promise<http.Server>} */
+function serve(/** @type {string} */ dir) {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+      let file = path.normalize(path.join(dir, decodeURIComponent(url.pathname)))
+      if (!file.startsWith(dir)) return void res.writeHead(403).end()
+      if (file === dir || file.endsWith(path.sep)) file = path.join(file, 'index.html')
+      fs.readFile(file, (error, body) => {
+        if (error) return void res.writeHead(404).end('not found')
+        res
+          .writeHead(200, {
+            'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
+            'cache-control': 'no-store',
+          })
+          .end(body)
+      })
+    })
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => resolve(server))
+  })
+}
+
+/** @param {Record<string, unknown>} report */
+async function runInBrowser(report) {
+  if (!flag('--skip-build')) {
+    log('building the bench pages (vite)')
+    const vite = path.join(ROOT, 'node_modules/vite/bin/vite.js')
+    await runNode([vite, 'build', '--config', path.join(HERE, 'vite.config.ts')], 120_000, 'vite build')
+  }
+  if (!fs.existsSync(path.join(DIST, 'index.html')))
+    throw new Error(`no build in ${DIST} (drop --skip-build)`)
+
+  const server = await serve(DIST)
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve(undefined))
+      }),
+  )
+  const address = server.address()
+  const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+
+  const { chromium } = await import('playwright-core')
+  const profile = fs.mkdtempSync(path.join(TMP, 'profile-'))
+  cleanups.push(() => fs.rmSync(profile, { recursive: true, force: true }))
+  const before = new Set(childPids(process.pid))
+  log('starting', CHROMIUM)
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    timeout: 60_000,
+    env: { ...process.env, TMPDIR: TMP },
+  })
+  const browserPids = childPids(process.pid).filter((pid) => !before.has(pid))
+  for (const pid of browserPids) startedPids.add(pid)
+  cleanups.push(async () => {
+    await within(context.close(), 30_000, 'closing Chromium').catch((e) => log(e.message))
+    for (const pid of browserPids) if (alive(pid)) process.kill(pid, 'SIGKILL')
+  })
+  report.chromium =
+    context.browser()?.version() ?? execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8' }).trim()
+
+  /** @type {string[]} */
+  const consoleLines = []
+  report.console = consoleLines
+  /** @param {import('playwright-core').Page} page */
+  const watch = (page) => {
+    page.on('console', (m) => {
+      const text = m.text()
+      if (text.startsWith('[bench')) log(text.replace(/^\[bench \w+\] /, ''))
+      else consoleLines.push(`${m.type()}: ${text}`.slice(0, 500))
+    })
+    page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`))
+    page.on('crash', () => consoleLines.push('page crashed'))
+  }
+
+  const page = context.pages()[0] ?? (await context.newPage())
+  watch(page)
+  await page.goto(`${origin}/index.html`, { timeout: 30_000 })
+  await page.waitForFunction(() => window.bench !== undefined, null, { timeout: 30_000 })
+  const config = await page.evaluate((request) => window.bench?.config(request), {
+    preset: PRESET,
+    overrides: OVERRIDES,
+  })
+  report.config = config
+  report.worker = await page.evaluate(() => window.bench?.describe())
+  const step = (/** @type {string} */ what, /** @type {() => Promise<unknown>} */ run, ms = 240_000) =>
+    within(run(), ms, what)
+
+  /** @type {import('./report.mjs').Comparison[]} */
+  const comparisons = []
+  report.comparisons = comparisons
+  log('writes: (1) admit, (2) append, (3) promote')
+  comparisons.push(
+    .../** @type {never[]} */ (
+      await step('writes', () => page.evaluate((c) => window.bench?.writes(c), config))
+    ),
+  )
+
+  /** @type {Record<string, unknown>} */
+  const seeded = {}
+  report.seeding = seeded
+  for (const side of /** @type {const} */ (['raw', 'sessionline'])) {
+    log(`seeding the long session on the ${side} side (its own page, for the heap)`)
+    const seeder = await context.newPage()
+    watch(seeder)
+    await seeder.goto(`${origin}/memory.html`, { timeout: 30_000 })
+    await seeder.waitForFunction(() => window.seedBench !== undefined, null, { timeout: 30_000 })
+    report.heapAvailable = await seeder.evaluate(() => window.seedBench?.heapAvailable)
+    seeded[side] = await step(
+      `seeding (${side})`,
+      () => seeder.evaluate(([s, c]) => window.seedBench?.seed(s, c), /** @type {const} */ ([side, config])),
+      300_000,
+    )
+    await seeder.close()
+  }
+
+  log('reads: (4) cold open, (4b) warm tail, (5) loadThrough')
+  comparisons.push(
+    .../** @type {never[]} */ (
+      await step('reads', () => page.evaluate((c) => window.bench?.reads(c), config))
+    ),
+  )
+  log('(6) tail through Comlink')
+  comparisons.push(
+    /** @type {never} */ (
+      await step('comlink', () => page.evaluate((c) => window.bench?.comlink(c), config))
+    ),
+  )
+  comparisons.push(
+    .../** @type {never[]} */ (
+      await page.evaluate(
+        ([sl, raw]) => window.bench?.memoryComparisons(sl, raw),
+        [seeded.sessionline, seeded.raw],
+      )
+    ),
+  )
+  if (!report.heapAvailable)
+    report.notes = ['(7b/7c) skipped: performance.memory or gc() is not available in this Chromium']
+}
+
+// --- node mode -----------------------------------------------------------------------------------------
+
+/** @param {Record<string, unknown>} report */
+async function runInNode(report) {
+  const out = path.join(TMP, `node-${process.pid}.json`)
+  cleanups.push(() => fs.rmSync(out, { force: true }))
+  const entry = path.join(HERE, 'src/node.ts')
+  await runNode(
+    ['--expose-gc', '--import', 'tsx', entry, out, JSON.stringify({ preset: PRESET, overrides: OVERRIDES })],
+    DEADLINE_MS - 10_000,
+    'the Node run',
+  )
+  Object.assign(report, JSON.parse(fs.readFileSync(out, 'utf8')))
+  report.notes = [
+    'fake-indexeddb: these figures only prove that every benchmark runs; they say nothing about speed.',
+  ]
+}
+
+// --- main ----------------------------------------------------------------------------------------------
+
+fs.mkdirSync(TMP, { recursive: true })
+fs.mkdirSync(RESULTS, { recursive: true })
+process.env.TMPDIR = TMP
+
+/** @type {Record<string, unknown>} */
+const report = {
+  mode: MODE,
+  preset: PRESET,
+  startedAt: new Date().toISOString(),
+  // The machine is shared: a high load average explains a noisy run (ratios hold up better than times).
+  loadAverageAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  machine: {
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+  },
+  command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
+}
+let exitCode = 0
+try {
+  await (MODE === 'node' ? runInNode(report) : runInBrowser(report))
+} catch (error) {
+  exitCode = 1
+  report.error = error instanceof Error ? (error.stack ?? error.message) : String(error)
+  log('FAILED:', error instanceof Error ? error.message : error)
+} finally {
+  await cleanup()
+  clearTimeout(deadline)
+}
+const leftovers = [...startedPids].filter(alive)
+report.leftoverPids = leftovers
+if (leftovers.length) {
+  log('processes still alive after cleanup:', leftovers.join(', '))
+  exitCode ||= 4
+}
+report.wallMs = Date.now() - started
+report.loadAverageAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100)
+
+const comparisons = /** @type {import('./report.mjs').Comparison[]} */ (report.comparisons ?? [])
+const table = markdownTable(comparisons, { judge: MODE === 'browser' })
+report.table = table
+const file = path.join(RESULTS, `latest${PRESET === 'full' ? '' : `-${PRESET}`}.json`)
+fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
+const extra = option('--out')
+if (extra) fs.writeFileSync(path.resolve(extra), `${JSON.stringify(report, null, 2)}\n`)
+
+console.log(
+  `\n## sessionline vs raw Dexie — ${MODE}, ${PRESET} (${new Date(started).toISOString().slice(0, 16)}Z)\n`,
+)
+if (MODE === 'node')
+  console.log('> fake-indexeddb in Node: proves the suite runs; the figures say nothing about speed.\n')
+console.log(table)
+for (const note of /** @type {string[]} */ (report.notes ?? []))
+  if (MODE !== 'node') console.log(`\n> ${note}`)
+const missed = missedTargets(comparisons)
+if (MODE === 'browser' && missed.length)
+  console.log(`\nTargets missed: ${missed.map((c) => c.id).join(', ')}`)
+console.log(
+  `\nwall ${(report.wallMs / 1000).toFixed(0)} s · load average ${report.loadAverageAtStart.join(' ')} → ${report.loadAverageAtEnd.join(' ')} · full report: ${path.relative(ROOT, file)}`,
+)
+process.exitCode = exitCode

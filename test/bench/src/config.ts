@@ -1,0 +1,109 @@
+/**
+ * What one benchmark run does, and the three sizes it comes in. The runner hands a preset (plus
+ * any `--config` overrides) across the page boundary, so the config is validated here, once.
+ */
+import { z } from 'zod'
+
+const count = z.number().int().positive()
+
+export const BenchConfig = z.strictObject({
+  /** (1) admits timed per repetition. */
+  admitCalls: count,
+  /** (2) streamed turns per repetition, each `appendsPerTurn` appends of `eventsPerAppend` events. */
+  appendTurns: count,
+  appendsPerTurn: count,
+  eventsPerAppend: count.max(10_000),
+  /** (3) promotions timed per repetition. */
+  promoteCalls: count,
+  /** Repetitions of (1)–(3); sides alternate order every repetition. */
+  writeReps: count,
+  /** (4), (5), (7): turns of the long seeded session; each has 2–3 transcript rows. */
+  seedTurns: count,
+  /** Turns per seeding write (one append / one bulk transaction). */
+  seedTurnsPerWrite: count,
+  /** (4) cold opens timed (a new engine or Dexie connection each). */
+  coldReps: count,
+  /** (4b) warm tail reads per repetition, and repetitions. */
+  tailReads: count,
+  tailReps: count,
+  tailLimit: count,
+  /** (5) rows paged back, in pages of `pageSize`. */
+  loadRows: count,
+  pageSize: count,
+  loadReps: count,
+  /** (6) tail reads through Comlink per repetition. */
+  comlinkCalls: count,
+  comlinkReps: count,
+})
+export type BenchConfig = z.infer<typeof BenchConfig>
+
+/** About 4–5 minutes on the 2-core machine these targets were set on. */
+export const FULL: BenchConfig = {
+  admitCalls: 300,
+  appendTurns: 5,
+  appendsPerTurn: 5,
+  eventsPerAppend: 200,
+  promoteCalls: 150,
+  writeReps: 5,
+  seedTurns: 10_000,
+  seedTurnsPerWrite: 250,
+  coldReps: 11,
+  tailReads: 50,
+  tailReps: 7,
+  tailLimit: 50,
+  loadRows: 2000,
+  pageSize: 200,
+  loadReps: 7,
+  comlinkCalls: 200,
+  comlinkReps: 5,
+}
+
+/** Under two minutes: the same shapes, fewer repetitions, a 1,000-turn session. */
+export const QUICK: BenchConfig = {
+  ...FULL,
+  admitCalls: 100,
+  appendTurns: 2,
+  promoteCalls: 50,
+  writeReps: 3,
+  seedTurns: 1000,
+  coldReps: 5,
+  tailReads: 20,
+  tailReps: 3,
+  loadReps: 3,
+  comlinkCalls: 50,
+  comlinkReps: 3,
+}
+
+/** fake-indexeddb in Node: only proves every benchmark runs end to end. */
+export const NODE: BenchConfig = {
+  ...QUICK,
+  admitCalls: 20,
+  appendTurns: 1,
+  appendsPerTurn: 2,
+  promoteCalls: 10,
+  writeReps: 2,
+  seedTurns: 200,
+  seedTurnsPerWrite: 100,
+  coldReps: 3,
+  tailReads: 5,
+  tailReps: 2,
+  loadRows: 300,
+  pageSize: 100,
+  loadReps: 2,
+  comlinkCalls: 10,
+  comlinkReps: 2,
+}
+
+export const PRESETS = { full: FULL, quick: QUICK, node: NODE } as const
+export type PresetName = keyof typeof PRESETS
+
+/** What the runner asks for: a preset, and fields to override (`--config '{"seedTurns":2000}'`). */
+export const ConfigRequest = z.strictObject({
+  preset: z.enum(['full', 'quick', 'node']),
+  overrides: BenchConfig.partial().default({}),
+})
+
+export function resolveConfig(request: unknown): BenchConfig {
+  const { preset, overrides } = ConfigRequest.parse(request)
+  return BenchConfig.parse({ ...PRESETS[preset], ...overrides })
+}

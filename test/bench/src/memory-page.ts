@@ -1,0 +1,45 @@
+/**
+ * Seeds the long session and measures the heap, in a page of its own per side. The heap is read
+ * here and not in the worker because `performance.memory` exists only on Window; the runner
+ * starts Chromium with `--enable-precise-memory-info` and `--js-flags=--expose-gc`.
+ */
+import { BenchConfig } from './config'
+import { type BenchEnv, type HeapProbe, seedLongSession } from './suites'
+
+interface ChromeMemory {
+  usedJSHeapSize: number
+}
+// Read afresh every time: each `performance.memory` is a snapshot that never updates.
+const usedHeap = () => (performance as Performance & { memory?: ChromeMemory }).memory?.usedJSHeapSize
+const gc = (globalThis as { gc?: () => void }).gc
+
+const heap: HeapProbe | undefined =
+  usedHeap() !== undefined && gc
+    ? {
+        async measure() {
+          // Twice, with a task between, so objects freed by the first pass's finalizers go too.
+          gc()
+          await new Promise((resolve) => setTimeout(resolve, 0))
+          gc()
+          return usedHeap() ?? 0
+        },
+      }
+    : undefined
+
+const env: BenchEnv = {
+  // The browser's own IndexedDB, named explicitly for both sides.
+  dexie: { indexedDB, IDBKeyRange },
+  engine: { indexedDB, IDBKeyRange },
+  log: (message) => console.info(`[bench memory] ${message}`),
+}
+
+const seed = (side: 'sessionline' | 'raw', config: unknown) =>
+  seedLongSession(env, side, BenchConfig.parse(config), heap)
+
+declare global {
+  interface Window {
+    seedBench?: { seed: typeof seed; heapAvailable: boolean }
+  }
+}
+window.seedBench = { seed, heapAvailable: heap !== undefined }
+document.getElementById('status')!.textContent = 'ready'

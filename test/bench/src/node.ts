@@ -1,0 +1,89 @@
+/**
+ * Node mode of the bench (`npm run bench -- --node`): every suite in-process on fake-indexeddb,
+ * (6) over a MessageChannel with the real `exposeEngine` and `connect`. It proves the suite runs
+ * end to end; fake-indexeddb says nothing about speed, so no figure of this mode means anything.
+ *
+ *   node --expose-gc --import tsx test/bench/src/node.ts <out.json> '{"preset":"node"}'
+ */
+import { writeFileSync } from 'node:fs'
+import * as Comlink from 'comlink'
+import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import { connect } from '../../../src/client/connect'
+import { createEngine } from '../../../src/index'
+import { exposeEngine } from '../../../worker/index'
+import { resolveConfig } from './config'
+import {
+  type BenchEnv,
+  benchComlinkTail,
+  DB,
+  type HeapProbe,
+  LONG_SESSION,
+  memoryComparisons,
+  rawTailService,
+  runReads,
+  runWrites,
+  seedLongSession,
+} from './suites'
+
+const [out, request] = process.argv.slice(2)
+if (!out || !request) throw new Error('usage: node.ts <out.json> <config request JSON>')
+const cfg = resolveConfig(JSON.parse(request))
+
+const env: BenchEnv = {
+  dexie: { indexedDB, IDBKeyRange },
+  engine: { indexedDB, IDBKeyRange },
+  log: (message) => console.error(`[bench node] ${message}`),
+}
+
+const gc = (globalThis as { gc?: () => void }).gc
+const heap: HeapProbe | undefined = gc
+  ? {
+      async measure() {
+        gc()
+        await new Promise((resolve) => setTimeout(resolve, 0))
+        gc()
+        return process.memoryUsage().heapUsed
+      },
+    }
+  : undefined
+
+async function comlinkTail() {
+  const sessionline = new MessageChannel()
+  const raw = new MessageChannel()
+  const engine = exposeEngine(createEngine({ ...env.engine, dbName: DB.longSl }), sessionline.port1)
+  const rawService = rawTailService(env)
+  Comlink.expose({ tail: rawService.tail }, raw.port1)
+  const client = connect(sessionline.port2)
+  const rawTail = Comlink.wrap<{ tail: typeof rawService.tail }>(raw.port2)
+  try {
+    return await benchComlinkTail(
+      {
+        sessionline: (limit) => client.page(LONG_SESSION, { limit }),
+        raw: (limit) => rawTail.tail(limit),
+      },
+      cfg,
+    )
+  } finally {
+    await client.close()
+    rawTail[Comlink.releaseProxy]()
+    await engine.close()
+    rawService.close()
+    for (const port of [sessionline.port1, sessionline.port2, raw.port1, raw.port2]) port.close()
+  }
+}
+
+const comparisons = [...(await runWrites(env, cfg))]
+env.log('seeding the long session (raw, then sessionline)')
+const seededRaw = await seedLongSession(env, 'raw', cfg, heap)
+const seededSl = await seedLongSession(env, 'sessionline', cfg, heap)
+comparisons.push(...(await runReads(env, cfg)))
+env.log('(6) tail through Comlink (MessageChannel)')
+comparisons.push(await comlinkTail())
+comparisons.push(...memoryComparisons(seededSl, seededRaw))
+
+writeFileSync(
+  out,
+  JSON.stringify({ config: cfg, comparisons, seeding: { raw: seededRaw, sessionline: seededSl } }),
+)
+// Engines and ports are closed; exit explicitly so no stray handle keeps the run alive.
+process.exit(0)

@@ -1,0 +1,59 @@
+/**
+ * The benchmark page: starts the worker and offers `window.bench` to the runner. Everything but
+ * (6) runs inside the worker; (6) is timed here, on the far side of Comlink.
+ */
+import * as Comlink from 'comlink'
+import { connect } from '../../../src/client/connect'
+import { BenchConfig, resolveConfig } from './config'
+import {
+  benchComlinkTail,
+  LONG_SESSION,
+  memoryComparisons,
+  type RawTailService,
+  type SeedResult,
+} from './suites'
+import type { BenchWorker } from './worker'
+
+const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' })
+const remote = Comlink.wrap<BenchWorker>(worker)
+
+async function comlink(config: unknown) {
+  const cfg = BenchConfig.parse(config)
+  const sessionline = new MessageChannel()
+  const raw = new MessageChannel()
+  await remote.serve(
+    Comlink.transfer({ sessionline: sessionline.port2, raw: raw.port2 }, [sessionline.port2, raw.port2]),
+  )
+  const client = connect(sessionline.port1)
+  const rawTail = Comlink.wrap<Pick<RawTailService, 'tail'>>(raw.port1)
+  try {
+    return await benchComlinkTail(
+      {
+        sessionline: (limit) => client.page(LONG_SESSION, { limit }),
+        raw: (limit) => rawTail.tail(limit),
+      },
+      cfg,
+    )
+  } finally {
+    await client.close()
+    rawTail[Comlink.releaseProxy]()
+    await remote.stopServing()
+  }
+}
+
+const bench = {
+  config: resolveConfig,
+  memoryComparisons: (sessionline: SeedResult, raw: SeedResult) => memoryComparisons(sessionline, raw),
+  describe: () => remote.describe(),
+  writes: (config: unknown) => remote.writes(config),
+  reads: (config: unknown) => remote.reads(config),
+  comlink,
+}
+
+declare global {
+  interface Window {
+    bench?: typeof bench
+  }
+}
+window.bench = bench
+document.getElementById('status')!.textContent = 'ready'

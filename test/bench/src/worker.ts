@@ -1,0 +1,45 @@
+/**
+ * The benchmark worker: a module Web Worker, where sessionline's engine lives in an app. The
+ * page drives it over Comlink; (6) gets two more ports, one serving the engine through
+ * `exposeEngine` and one serving raw Dexie's tail read.
+ */
+import * as Comlink from 'comlink'
+import Dexie from 'dexie'
+import type { Engine } from '../../../src/engine/types'
+import { createEngine } from '../../../src/index'
+import { exposeEngine } from '../../../worker/index'
+import { BenchConfig } from './config'
+import { type BenchEnv, DB, type RawTailService, rawTailService, runReads, runWrites } from './suites'
+
+const env: BenchEnv = {
+  // The browser's own IndexedDB, named explicitly for both sides.
+  dexie: { indexedDB, IDBKeyRange },
+  engine: { indexedDB, IDBKeyRange },
+  log: (message) => console.info(`[bench worker] ${message}`),
+}
+
+let served: { engine: Engine; raw: RawTailService } | undefined
+
+const api = {
+  describe: () => ({
+    userAgent: navigator.userAgent,
+    hardwareConcurrency: navigator.hardwareConcurrency,
+    dexie: Dexie.semVer,
+  }),
+  writes: (config: unknown) => runWrites(env, BenchConfig.parse(config)),
+  reads: (config: unknown) => runReads(env, BenchConfig.parse(config)),
+  serve(ports: { sessionline: MessagePort; raw: MessagePort }) {
+    const engine = exposeEngine(createEngine({ ...env.engine, dbName: DB.longSl }), ports.sessionline)
+    const raw = rawTailService(env)
+    Comlink.expose({ tail: raw.tail }, ports.raw)
+    served = { engine, raw }
+  },
+  async stopServing() {
+    await served?.engine.close()
+    served?.raw.close()
+    served = undefined
+  },
+}
+
+export type BenchWorker = typeof api
+Comlink.expose(api)
