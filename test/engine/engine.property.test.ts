@@ -161,8 +161,6 @@ class Model {
     for (const step of steps) {
       const turn = s.openTurn
       switch (step) {
-        case 'step':
-        case 'assistant':
         case 'delta':
           progress()
           break
