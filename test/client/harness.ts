@@ -26,14 +26,16 @@ export interface Page {
   close(): Promise<void>
 }
 
-export async function openPage(options: ConnectOptions & { dbName?: string } = {}): Promise<Page> {
+export async function openPage(
+  options: ConnectOptions & { dbName?: string; broadcast?: boolean } = {},
+): Promise<Page> {
   const dbName = options.dbName ?? freshDbName('client')
   const engine = createEngine({
     indexedDB,
     IDBKeyRange,
     schedule: immediateSchedule,
     dbName,
-    broadcast: false,
+    broadcast: options.broadcast ?? false,
   })
   const { port1, port2 } = new MessageChannel()
   exposeEngine(engine, port1)

@@ -1,6 +1,9 @@
+import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { afterEach, describe, expect, test } from 'vitest'
 import type { TimelineRow, TimelineSnapshot } from '../../src/client/types'
+import { createEngine } from '../../src/engine/engine'
 import { isSessionlineError } from '../../src/schema/errors'
+import { freshDbName } from '../support/engines'
 import { openPage, type Page, ready, record, seedTurns, turnEvents, until } from './harness'
 
 let page: Page | undefined
@@ -31,18 +34,19 @@ describe('a session view over a real engine through Comlink', () => {
   test('opens synchronously in loading state, then shows the tail, the outline and the rail', async () => {
     const { page, id } = await session()
     await seedTurns(page.engine, id, 40)
-    const view = page.client.open(id, { tail: 10 })
+    const view = page.client.open(id, { tail: 9 }) // starts mid-turn: turn 36's prompt row is not loaded
     expect(view.getSnapshot().status).toBe('loading')
     const s = await ready(view)
     expect(s.status).toBe('ready')
-    expect(s.rows).toHaveLength(10)
+    expect(s.rows).toHaveLength(9)
     expect(s.hasOlder).toBe(true)
     expect(s.outline).toHaveLength(40)
     expect(s.rail.map((item) => item.turn)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1))
     expect(s.rail.filter((item) => item.kind === 'loaded').map((item) => item.turn)).toEqual([
       36, 37, 38, 39, 40,
     ])
-    // a turn shows the same words from its rows as from the outline
+    expect(s.rail[35]).toMatchObject({ kind: 'loaded', key: 'a-36' })
+    // a turn shows the same words from its rows as from the outline, even when only partly loaded
     for (const item of s.rail) {
       const entry = s.outline.find((e) => e.turn === item.turn)!
       expect([item.prompt, item.response]).toEqual([entry.prompt, entry.response])
@@ -217,6 +221,31 @@ describe('a session view over a real engine through Comlink', () => {
     await page.engine.admit(id, { id: 'other-tab', text: 'from another tab' })
     const s = await until(view, (x) => rowOf(x, 'other-tab') !== undefined)
     expect(rowOf(s, 'other-tab')).toMatchObject({ input: { state: 'pending', text: 'from another tab' } })
+  })
+
+  test('another tab on the same database: its admits and turns arrive, and a large rewrite reloads the window', async () => {
+    const dbName = freshDbName('tabs')
+    const { page, id } = await session({ dbName, broadcast: true })
+    const otherTab = createEngine({ indexedDB, IDBKeyRange, dbName, broadcast: true })
+    try {
+      await seedTurns(page.engine, id, 3)
+      const view = page.client.open(id)
+      await ready(view)
+      await otherTab.admit(id, { id: 'tab-2', text: 'from the other tab', delivery: 'queue' })
+      let s = await until(view, (x) => x.queued.some((input) => input.id === 'tab-2'))
+      expect(s.queued[0]).toMatchObject({ id: 'tab-2', state: 'pending' })
+      // more than the feed sends row by row: the view is told to reload, and does
+      page.calls.clear()
+      await seedTurns(otherTab, id, 400, 400, 3)
+      s = await until(view, (x) => x.outline.length === 403 && x.rows.at(-1)?.key === 'a-403')
+      expect(s.status).toBe('ready')
+      expect(s.rows.filter((row) => row.kind === 'message')).toHaveLength(50)
+      expect(s.hasOlder).toBe(true)
+      expect(s.queued.map((input) => input.id)).toEqual(['tab-2'])
+      expect([page.calls.get('page'), page.calls.get('pending'), page.calls.get('projection')]).toEqual([1, 1, 1])
+    } finally {
+      await otherTab.close()
+    }
   })
 
   test('commits made while the view loads are not missed', async () => {
