@@ -441,6 +441,80 @@ describe('runner with the scripted provider on the real engine', () => {
   })
 })
 
+describe('runner against misbehaving providers and tools', () => {
+  test('a model that calls tools forever is stopped after maxSteps, with unknown tools answered as errors', async () => {
+    let requests = 0
+    const looping: ModelProvider = async function* (request) {
+      requests++
+      yield {
+        type: 'tool-call',
+        callId: `c${request.step}`,
+        name: request.step % 2 ? 'clock' : 'no_such_tool',
+        input: {},
+      }
+      yield { type: 'finish', finish: 'tool-calls' }
+    }
+    const warn = console.warn
+    console.warn = () => {}
+    const { engine, sessionId, close } = await startEngine({
+      provider: looping,
+      tools: createDemoTools({ now: () => 0 }),
+    })
+    try {
+      await engine.admit(sessionId, { text: 'loop' })
+      await untilTurnsEnded(engine, sessionId, 1)
+      const events = await allEvents(engine, sessionId)
+      expect(expectWellFormed(events)).toEqual([])
+      expect(events.at(-1)).toMatchObject({ data: { reason: 'error' } })
+      expect(requests).toBe(24)
+      expect(events.find((e) => e.type === 'tool/result' && e.data.callId === 'c2')).toMatchObject({
+        data: { isError: true, output: { error: 'Unknown tool "no_such_tool"' } },
+      })
+    } finally {
+      console.warn = warn
+      await close()
+    }
+  })
+
+  test('interrupt is prompt even when the provider and a tool ignore their abort signal', async () => {
+    let toolStarted!: () => void
+    const started = new Promise<void>((resolve) => {
+      toolStarted = resolve
+    })
+    const deaf: ModelProvider = async function* (request) {
+      if (request.step === 1) {
+        yield { type: 'tool-call', callId: 'c1', name: 'stuck', input: {} }
+        yield { type: 'finish', finish: 'tool-calls' }
+        return
+      }
+      await new Promise(() => {}) // never answers, never looks at the signal
+    }
+    const tools: Tools = {
+      stuck: {
+        run: () => {
+          toolStarted()
+          return new Promise(() => {})
+        },
+      },
+    }
+    const { engine, sessionId, close } = await startEngine({ provider: deaf, tools })
+    try {
+      await engine.admit(sessionId, { text: 'hang' })
+      await started
+      await engine.interrupt(sessionId)
+      const events = await allEvents(engine, sessionId)
+      expect(expectWellFormed(events)).toEqual([])
+      expect(types(events.slice(-2))).toEqual(['step/end', 'turn/end'])
+      const row = (await allRows(engine, sessionId)).find((r) => r.role === 'assistant')!
+      expect(row.parts).toEqual([
+        { type: 'tool', callId: 'c1', name: 'stuck', input: {}, state: 'interrupted' },
+      ])
+    } finally {
+      await close()
+    }
+  })
+})
+
 describe('runner with the OpenAI-compatible provider against a local HTTP server', () => {
   test('runs a tool step and an answer step, sending the tool result back as a tool message', async () => {
     const server = await startServer((req, res) => {
