@@ -15,6 +15,7 @@
  */
 import type { Endpoint } from 'comlink'
 import type { ChangeListener } from '../engine/types'
+import { isSessionlineError } from '../schema/errors'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
 import { workerGone, wrapEngine } from '../wire/remote-engine'
@@ -51,6 +52,11 @@ export function connect(target: ConnectTarget, options: ConnectOptions = {}): Se
     )
   }
   for (const type of FAILURE_EVENTS) source.addEventListener(type, onFailure)
+  // A worker built from another version of the library cannot serve this page: fail every call
+  // with that reason rather than with puzzling errors later. A slow first answer is no failure.
+  remote.handshake().catch((error: unknown) => {
+    if (isSessionlineError(error) && error.code === 'unsupported_format') remote.fail(error)
+  })
 
   const client = {} as SessionlineClient
   const calls = client as unknown as Record<string, unknown>

@@ -232,6 +232,7 @@ export function createSessionView(
     if (disposed || gen !== generation) return
     window = prependPage(window, page, filter, late)
     settleUserRows(page.messages)
+    if (status === 'ready') error = undefined // a load that works again clears the last soft error
     publish()
   }
 

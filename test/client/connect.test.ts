@@ -1,4 +1,5 @@
 import type { Endpoint } from 'comlink'
+import * as Comlink from 'comlink'
 import { afterEach, describe, expect, test } from 'vitest'
 import { connect } from '../../src/client/connect'
 import type { SessionChange } from '../../src/engine/types'
@@ -74,6 +75,15 @@ describe('connect', () => {
     await page.client.admit(id, { id: 'w-2', text: 'not watched' })
     await page.client.listSessions()
     expect(changes.flatMap((c) => c.inputs.map((r) => r.id))).toEqual(['w-1'])
+  })
+
+  test('a worker that speaks another protocol fails every call with unsupported_format', async () => {
+    const { port1, port2 } = new MessageChannel()
+    Comlink.expose({ handshake: async () => ({ protocol: 999 }), listSessions: async () => [] }, port1)
+    const client = connect(port2)
+    await expect(client.listSessions()).rejects.toMatchObject({ code: 'unsupported_format' })
+    await client.close()
+    port1.close()
   })
 
   test('a call the worker never answers rejects with timeout', async () => {

@@ -30,7 +30,9 @@ const turnShape = fc.record({
   ),
 })
 
-function logOf(turns: fc.infer<typeof turnShape>[]): StoredEvent[] {
+type TurnShape = typeof turnShape extends fc.Arbitrary<infer T> ? T : never
+
+function logOf(turns: TurnShape[]): StoredEvent[] {
   const events: SessionEvent[] = []
   turns.forEach((shape, i) => {
     const turn = i + 1
@@ -96,12 +98,12 @@ test('keeps each turn and the array while its rows are the same objects', () => 
     {
       syntheticFirst: false,
       prompt: 'one',
-      steps: [{ deltas: [{ text: 'first', reasoning: false }], tool: false }],
+      steps: [{ deltas: [{ text: 'first', reasoning: false }], tool: false, steer: undefined }],
     },
     {
       syntheticFirst: false,
       prompt: 'two',
-      steps: [{ deltas: [{ text: 'second', reasoning: false }], tool: false }],
+      steps: [{ deltas: [{ text: 'second', reasoning: false }], tool: false, steer: undefined }],
     },
   ])
   const rows: MessageRow[] = replayTranscript(events).map((message) => ({

@@ -242,7 +242,9 @@ describe('a session view over a real engine through Comlink', () => {
       expect(s.rows.filter((row) => row.kind === 'message')).toHaveLength(50)
       expect(s.hasOlder).toBe(true)
       expect(s.queued.map((input) => input.id)).toEqual(['tab-2'])
-      expect([page.calls.get('page'), page.calls.get('pending'), page.calls.get('projection')]).toEqual([1, 1, 1])
+      expect([page.calls.get('page'), page.calls.get('pending'), page.calls.get('projection')]).toEqual([
+        1, 1, 1,
+      ])
     } finally {
       await otherTab.close()
     }
@@ -276,6 +278,15 @@ describe('a session view over a real engine through Comlink', () => {
     await view.loadOlder() // nothing older
     expect(view.getSnapshot()).toBe(s)
     expect(seen).toHaveLength(1)
+  })
+
+  test('a session deleted while open ends in the error state', async () => {
+    const { page, id } = await session()
+    const view = page.client.open(id)
+    await ready(view)
+    await page.client.deleteSession(id)
+    const s = await until(view, (x) => x.status === 'error')
+    expect(s.error?.code).toBe('not_found')
   })
 
   test('dispose stops the feed: later commits do not reach the view', async () => {
@@ -362,6 +373,8 @@ describe('loadThrough over a real engine', () => {
     expect(s.error?.code).toBe('timeout')
     expect(s.status).toBe('ready')
     page.stall(false)
+    await view.loadOlder()
+    expect(view.getSnapshot().error).toBeUndefined()
   })
 
   test('bad seqs are invalid_input', async () => {
