@@ -64,8 +64,19 @@ interface SessionDriver {
   dirty: boolean
   /** Set by an interrupt or a failed turn: start no turn until new input arrives. */
   paused: boolean
-  /** Aborts the running turn (every step and tool of it). */
-  turn: AbortController | null
+  /** Inputs admitted so far (counts `onInput` calls), to tell input that came after a failure. */
+  inputs: number
+  /** `inputs` when the running turn failed. */
+  failedAt: number | null
+  /** The running turn (or the one being opened), while there is one. */
+  turn: RunningTurn | null
+}
+
+interface RunningTurn {
+  /** Aborts every step and tool of the turn. */
+  readonly control: AbortController
+  /** Resolves once the turn is over (its `turn/end` written or given up), or was never opened. */
+  readonly ended: Promise<void>
 }
 
 export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Runner {
@@ -102,7 +113,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   const driverOf = (sessionId: string): SessionDriver => {
     let driver = drivers.get(sessionId)
     if (!driver) {
-      driver = { sessionId, loop: null, dirty: false, paused: false, turn: null }
+      driver = { sessionId, loop: null, dirty: false, paused: false, inputs: 0, failedAt: null, turn: null }
       drivers.set(sessionId, driver)
     }
     return driver
@@ -110,6 +121,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 
   const unsubscribe = host.onInput((sessionId) => {
     const driver = driverOf(sessionId)
+    driver.inputs += 1
     driver.paused = false
     wake(driver)
   })
@@ -159,16 +171,17 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       }
       // Armed before the turn opens, so an interrupt during `promote` still ends it.
       const control = new AbortController()
-      driver.turn = control
-      let turn: number | null = null
+      let markEnded!: () => void
+      driver.turn = { control, ended: new Promise((resolve) => (markEnded = resolve)) }
       try {
         const promoted = await engine.promote(sessionId, 'settled')
-        if (promoted.length > 0) turn = (await host.turnState(sessionId)).openTurn
+        const turn = promoted.length > 0 ? (await host.turnState(sessionId)).openTurn : null
+        if (turn === null) return
+        await runTurn(driver, turn, turnProvider, control)
       } finally {
-        if (turn === null) driver.turn = null
+        driver.turn = null
+        markEnded()
       }
-      if (turn === null) return
-      await runTurn(driver, turn, turnProvider, control)
     }
   }
 
@@ -180,6 +193,11 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   ): Promise<void> {
     const { sessionId } = driver
     let reason: TurnEndReason = 'completed'
+    driver.failedAt = null
+    const fail = () => {
+      reason = 'error'
+      driver.failedAt ??= driver.inputs
+    }
     try {
       let step = 0
       let atBoundary = true
@@ -194,7 +212,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           break
         }
         if (step >= maxSteps) {
-          reason = 'error'
+          fail()
           report(
             new SessionlineError('provider_error', `Turn ${turn} reached ${maxSteps} steps and was ended`),
             sessionId,
@@ -202,13 +220,13 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           break
         }
         step += 1
-        const finish = await runStep(sessionId, turn, step, turnProvider, control.signal)
+        const finish = await runStep(driver, turn, step, turnProvider, control.signal)
         if (finish === 'aborted') {
           reason = stopReasonOf(control)
           break
         }
         if (finish === 'error') {
-          reason = 'error'
+          fail()
           break
         }
         if (finish === 'tool-calls') {
@@ -221,12 +239,15 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         atBoundary = false
       }
     } catch (error) {
-      reason = control.signal.aborted ? stopReasonOf(control) : 'error'
-      if (reason === 'error') report(asSessionlineError(error, 'internal'), sessionId)
-    } finally {
-      driver.turn = null
+      if (control.signal.aborted) reason = stopReasonOf(control)
+      else {
+        fail()
+        report(asSessionlineError(error, 'internal'), sessionId)
+      }
     }
-    if (reason === 'aborted' || reason === 'error') driver.paused = true
+    // A failed turn pauses the session (no storm of failing turns) unless input came after the
+    // failure; an interrupt paused it when asked, so input admitted since then still runs.
+    if (reason === 'error' && driver.inputs === driver.failedAt) driver.paused = true
     try {
       await engine.append(sessionId, [{ type: 'turn/end', data: { turn, reason } }])
     } catch (error) {
@@ -241,12 +262,13 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
    * `error` the step is already closed in the log (best effort: a failing log is reported).
    */
   async function runStep(
-    sessionId: string,
+    driver: SessionDriver,
     turn: number,
     step: number,
     turnProvider: ModelProvider,
     signal: AbortSignal,
   ): Promise<Finish> {
+    const { sessionId } = driver
     const messageId = `msg_${nanoid()}`
     const context = await loadContext(sessionId)
     await engine.append(sessionId, [
@@ -298,7 +320,10 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       return finish
     } catch (error) {
       const aborted = signal.aborted
-      if (!aborted) report(asSessionlineError(error, 'provider_error'), sessionId)
+      if (!aborted) {
+        driver.failedAt ??= driver.inputs
+        report(asSessionlineError(error, 'provider_error'), sessionId)
+      }
       stream.flush()
       const closing: SessionEvent[] = []
       if (messageOpen) {
@@ -490,8 +515,9 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       const driver = driverOf(sessionId)
       driver.paused = true
       if (driver.turn) {
-        driver.turn.abort('interrupt' satisfies StopReason)
-        await driver.loop
+        driver.turn.control.abort('interrupt' satisfies StopReason)
+        // The interrupted turn only: new input may already be lining up the next one.
+        await driver.turn.ended
         return
       }
       // Between turns (or waiting for another runner's lock): pausing is enough.
@@ -518,7 +544,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       closing.abort()
       const loops: Promise<void>[] = []
       for (const driver of drivers.values()) {
-        driver.turn?.abort('close' satisfies StopReason)
+        driver.turn?.control.abort('close' satisfies StopReason)
         if (driver.loop) loops.push(driver.loop)
       }
       await Promise.all(loops)

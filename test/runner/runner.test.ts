@@ -229,6 +229,27 @@ describe('runner with the scripted provider on the real engine', () => {
     }
   })
 
+  test('input admitted while an interrupt is being handled still runs, and interrupt waits for its own turn only', async () => {
+    const { engine, sessionId, close } = await startEngine({
+      provider: holdingProvider(scripted(16), ['busy']),
+    })
+    try {
+      await engine.admit(sessionId, { text: 'first' })
+      await untilEvent(engine, sessionId, 'assistant/delta')
+      const [, next] = await Promise.all([
+        engine.interrupt(sessionId),
+        engine.admit(sessionId, { text: 'second' }),
+      ])
+      await untilTurnsEnded(engine, sessionId, 2)
+      const turns = turnsOf(await allEvents(engine, sessionId))
+      expect(turns.get(1)!.at(-1)).toMatchObject({ data: { reason: 'aborted' } })
+      expect(userInputs(turns.get(2)!)).toEqual([next.id])
+      expect(turns.get(2)!.at(-1)).toMatchObject({ data: { reason: 'completed' } })
+    } finally {
+      await close()
+    }
+  })
+
   test('a provider error ends the turn with error and loses no pending input', async () => {
     const failing: ModelProvider = async function* (request) {
       yield { type: 'text', text: 'partial ' }
