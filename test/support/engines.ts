@@ -11,8 +11,8 @@
  *   })
  */
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
-import { createEngine, type EngineOptions } from '../../src/engine/engine'
-import type { Engine } from '../../src/engine/types'
+import { createEngine, createEngineWithHost, type EngineOptions } from '../../src/engine/engine'
+import type { Engine, RunnerHost } from '../../src/engine/types'
 import { type RemoteEngine, wrapEngine } from '../../src/wire/remote-engine'
 import { exposeEngine } from '../../worker/index'
 
@@ -72,4 +72,48 @@ export const comlinkEngine: EngineFactory = async (options) => {
 export const engineKinds: ReadonlyArray<readonly [string, EngineFactory]> = [
   ['in process', inProcessEngine],
   ['through Comlink', comlinkEngine],
+]
+
+/** An engine plus the in-process host its runner would use (for driving live previews). */
+export interface HostedTestEngine extends TestEngine {
+  host: RunnerHost
+}
+
+export type HostedEngineFactory = (options?: EngineOptions) => Promise<HostedTestEngine>
+
+/** Same two transports; the host always stays in process, as the runner does in a worker. */
+export const hostedEngineKinds: ReadonlyArray<readonly [string, HostedEngineFactory]> = [
+  [
+    'in process',
+    async (options) => {
+      const resolved = withDefaults(options)
+      const { engine, host } = createEngineWithHost(resolved)
+      return { engine, host, dbName: resolved.dbName, close: () => engine.close() }
+    },
+  ],
+  [
+    'through Comlink',
+    async (options) => {
+      const resolved = withDefaults(options)
+      const { engine: local, host } = createEngineWithHost(resolved)
+      const { port1, port2 } = new MessageChannel()
+      exposeEngine(local, port1)
+      const engine = wrapEngine(port2)
+      await engine.handshake()
+      return {
+        engine,
+        host,
+        dbName: resolved.dbName,
+        async close() {
+          try {
+            await engine.close()
+          } finally {
+            engine.release()
+            port1.close()
+            port2.close()
+          }
+        },
+      }
+    },
+  ],
 ]

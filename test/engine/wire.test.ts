@@ -1,0 +1,76 @@
+import * as Comlink from 'comlink'
+import { expect, test } from 'vitest'
+import type { SessionChange } from '../../src/engine/types'
+import { isSessionlineError, SessionlineError } from '../../src/schema/errors'
+import { registerErrorTransfer } from '../../src/wire/errors'
+import { workerGone, wrapEngine } from '../../src/wire/remote-engine'
+import { comlinkEngine } from '../support/engines'
+
+test('a thrown SessionlineError keeps its code and details across Comlink; other errors stay errors', async () => {
+  registerErrorTransfer()
+  registerErrorTransfer() // idempotent
+  const { port1, port2 } = new MessageChannel()
+  Comlink.expose(
+    {
+      fail: () => {
+        throw new SessionlineError('conflict', 'taken', { id: 'x', nested: [1, 2] })
+      },
+      crash: () => {
+        throw new TypeError('plain failure')
+      },
+    },
+    port1,
+  )
+  const remote = Comlink.wrap<{ fail(): void; crash(): void }>(port2)
+  const error = await remote.fail().catch((e: unknown) => e)
+  expect(isSessionlineError(error)).toBe(true)
+  expect(error).toMatchObject({ code: 'conflict', message: 'taken', details: { id: 'x', nested: [1, 2] } })
+  const plain = await remote.crash().catch((e: unknown) => e)
+  expect(plain).toBeInstanceOf(Error)
+  expect((plain as Error).message).toBe('plain failure')
+  expect(isSessionlineError(plain)).toBe(false)
+  remote[Comlink.releaseProxy]()
+  port1.close()
+  port2.close()
+})
+
+test('unsubscribing through Comlink stops the pushes and can be called twice', async () => {
+  const { engine, close } = await comlinkEngine()
+  try {
+    const { id } = await engine.createSession()
+    const seen: SessionChange[] = []
+    const stopA = await engine.watch(id, (c) => seen.push(c))
+    const other: SessionChange[] = []
+    const stopB = await engine.watch(id, (c) => other.push(c))
+    await engine.admit(id, { text: 'one' })
+    await new Promise((r) => setTimeout(r, 20))
+    expect(seen).toHaveLength(1)
+    stopA()
+    stopA()
+    await new Promise((r) => setTimeout(r, 20))
+    await engine.admit(id, { text: 'two' })
+    await new Promise((r) => setTimeout(r, 20))
+    expect(seen).toHaveLength(1)
+    expect(other).toHaveLength(2)
+    // stopB is left subscribed: closing the engine releases its listener once, without errors.
+    void stopB
+  } finally {
+    await close()
+  }
+})
+
+test('a call to an endpoint that never answers times out; fail() rejects what is in flight', async () => {
+  const { port1, port2 } = new MessageChannel()
+  port1.start() // nothing is exposed on the other side
+  const engine = wrapEngine(port2, { timeoutMs: 50, handshakeTimeoutMs: 50 })
+  expect(await engine.handshake().catch((e: { code: string }) => e.code)).toBe('timeout')
+  const slow = wrapEngine(port2, { timeoutMs: 0 })
+  const pending = slow.listSessions().catch((e: { code: string }) => e.code)
+  slow.fail(workerGone('the worker crashed'))
+  expect(await pending).toBe('worker_gone')
+  expect(await slow.getSession('x').catch((e: { code: string }) => e.code)).toBe('worker_gone')
+  engine.release()
+  slow.release()
+  port1.close()
+  port2.close()
+})
