@@ -37,6 +37,7 @@ import {
   type SessionRow,
   toSessionlineError,
 } from '../store/db'
+import { type ImportedWrite, importFilesInto, importTranscriptInto } from '../store/imported'
 import {
   deleteSessionData,
   eventsBetween,
@@ -422,7 +423,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         const row = await getSessionRow(db, id)
         if (!row || row.rev === base.row.rev) return { row }
         const gap = row.headSeq - base.row.headSeq
-        const small = gap >= 0 && gap <= CATCH_UP_EVENTS
+        // An imported session changes without events: reload its cached folds (a reset).
+        const small = row.source === 'native' && gap >= 0 && gap <= CATCH_UP_EVENTS
         const [events, cached, pending, admitted] = await Promise.all([
           small && gap > 0 ? eventsBetween(db, id, base.row.headSeq, row.headSeq) : [],
           small ? undefined : projectionRows(db, id, FOLD_NAMES),
@@ -887,6 +889,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     configure: guard('configure', (request) => runner.configure(request)),
     interrupt: guard('interrupt', async (sessionId) => runner.interrupt(sessionIdOf(sessionId))),
 
+    importTranscript: guard('importTranscript', async (request) => {
+      const written = await importTranscriptInto(db, request, now)
+      await importedChanged(written)
+      return written.session
+    }),
+    importFiles: guard('importFiles', (files, onProgress) =>
+      importFilesInto(db, files, { now, onProgress, onWritten: (written) => void importedChanged(written) }),
+    ),
+
     close: async () => {
       if (closed) return
       try {
@@ -925,6 +936,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       )
     }
     return receipt
+  }
+
+  /** An import rewrote a session outside the log: cached views reload it, peers are told. */
+  async function importedChanged(written: ImportedWrite): Promise<void> {
+    const sessionId = written.session.id
+    channel?.postMessage({ sessionId, rev: written.rev } satisfies CommitNote)
+    const entry = entries.get(sessionId)
+    if (entry?.snap) await catchUp(entry)
   }
 
   function notifyInput(sessionId: string): void {

@@ -1,5 +1,6 @@
 import type { Json } from '../schema/common'
 import type { SessionEvent, StoredEvent } from '../schema/events'
+import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { ConfigureRequest } from '../schema/provider'
@@ -68,6 +69,11 @@ export interface Engine {
   configure(request: ConfigureRequest): Promise<void>
   /** Runner: abort the running step and end the turn `aborted`; pending input stays pending. */
   interrupt(sessionId: string): Promise<void>
+
+  /** Import (issue 7): stores a Pi, Claude Code or Codex session file; importing it again updates it in place. */
+  importTranscript(request: ImportRequest): Promise<SessionInfo>
+  /** Import: the session files of a folder, one at a time; unchanged files are skipped; one report per file. */
+  importFiles(files: readonly ImportFile[], onProgress?: ImportProgressListener): Promise<FileImportReport[]>
 
   close(): Promise<void>
 }

@@ -35,6 +35,8 @@ export const ENGINE_METHODS = [
   'watch',
   'configure',
   'interrupt',
+  'importTranscript',
+  'importFiles',
   'close',
 ] as const satisfies readonly (keyof Engine)[]
 
