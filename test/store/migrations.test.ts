@@ -45,7 +45,7 @@ test('a version 1 database upgrades in place and keeps serving its sessions', as
   const dbName = freshDbName('mig')
   const v1 = openDb(dbName, options, SCHEMA_VERSIONS.slice(0, 1))
   await v1.transaction('rw', TABLES as unknown as string[], async () => {
-    for (const table of TABLES) await v1[table].bulkAdd(rows[table] as never[])
+    for (const table of TABLES) await v1.table(table).bulkAdd(rows[table] ?? [])
   })
   expect(v1.verno).toBe(1)
   expect(v1.inputs.schema.idxByName['[sessionId+status+seq]']).toBeUndefined()
