@@ -38,3 +38,19 @@ export { createDemoTools } from './engine/tools'
 export type { DemoToolsOptions } from './engine/tools'
 
 // --- import ---
+export * from './schema/import'
+export * from './schema/records'
+export type { AssembleOptions, SessionDetail } from './import/assemble'
+export { detectFormat } from './import/detect'
+export { discoverSessionFiles, fingerprintOf, layoutFormat } from './import/folder'
+export type { DiscoveredFile } from './import/folder'
+export {
+  assembleSessionDetail,
+  importers,
+  MAX_LINE_CHARS,
+  parseTranscript,
+  parseTranscriptBlob,
+  recordsToRows,
+} from './import/index'
+export type { Importer, ParsedTranscript, ParseOptions, StoredTranscript } from './import/index'
+export { importedSessionId } from './import/to-rows'
