@@ -182,6 +182,9 @@ function serve(/** @type {string} */ dir) {
         if (error) return void res.writeHead(404).end('not found')
         res
           .writeHead(200, {
+            // Cross-origin isolation gives the pages 5 µs timers instead of 100 µs.
+            'cross-origin-opener-policy': 'same-origin',
+            'cross-origin-embedder-policy': 'require-corp',
             'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
             'cache-control': 'no-store',
           })

@@ -37,25 +37,25 @@ export const BenchConfig = z.strictObject({
 })
 export type BenchConfig = z.infer<typeof BenchConfig>
 
-/** About 4–5 minutes on the 2-core machine these targets were set on. */
+/** About 3 minutes on the 2-core machine these targets were set on. */
 export const FULL: BenchConfig = {
   admitCalls: 300,
   appendTurns: 5,
   appendsPerTurn: 5,
   eventsPerAppend: 200,
   promoteCalls: 150,
-  writeReps: 5,
+  writeReps: 7,
   seedTurns: 10_000,
   seedTurnsPerWrite: 250,
-  coldReps: 11,
+  coldReps: 15,
   tailReads: 50,
-  tailReps: 7,
+  tailReps: 9,
   tailLimit: 50,
   loadRows: 2000,
   pageSize: 200,
-  loadReps: 7,
+  loadReps: 9,
   comlinkCalls: 200,
-  comlinkReps: 5,
+  comlinkReps: 7,
 }
 
 /** Under two minutes: the same shapes, fewer repetitions, a 1,000-turn session. */

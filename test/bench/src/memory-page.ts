@@ -4,7 +4,8 @@
  * starts Chromium with `--enable-precise-memory-info` and `--js-flags=--expose-gc`.
  */
 import { BenchConfig } from './config'
-import { type BenchEnv, type HeapProbe, seedLongSession } from './suites'
+import type { BenchEnv } from './env'
+import { type HeapProbe, seedLongSession } from './seed'
 
 interface ChromeMemory {
   usedJSHeapSize: number

@@ -8,22 +8,13 @@
 import { writeFileSync } from 'node:fs'
 import * as Comlink from 'comlink'
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
-import { connect } from '../../../src/client/connect'
-import { createEngine } from '../../../src/index'
+import { connect } from '../../../src/index'
 import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
-import {
-  type BenchEnv,
-  benchComlinkTail,
-  DB,
-  type HeapProbe,
-  LONG_SESSION,
-  memoryComparisons,
-  rawTailService,
-  runReads,
-  runWrites,
-  seedLongSession,
-} from './suites'
+import { type BenchEnv, DB, LONG_SESSION, openEngine } from './env'
+import { benchComlinkTail, rawTailService, runReads } from './reads'
+import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
+import { runWrites } from './writes'
 
 const [out, request] = process.argv.slice(2)
 if (!out || !request) throw new Error('usage: node.ts <out.json> <config request JSON>')
@@ -50,7 +41,7 @@ const heap: HeapProbe | undefined = gc
 async function comlinkTail() {
   const sessionline = new MessageChannel()
   const raw = new MessageChannel()
-  const engine = exposeEngine(createEngine({ ...env.engine, dbName: DB.longSl }), sessionline.port1)
+  const engine = exposeEngine(openEngine(env, DB.longSl), sessionline.port1)
   const rawService = rawTailService(env)
   Comlink.expose({ tail: rawService.tail }, raw.port1)
   const client = connect(sessionline.port2)

@@ -3,15 +3,11 @@
  * (6) runs inside the worker; (6) is timed here, on the far side of Comlink.
  */
 import * as Comlink from 'comlink'
-import { connect } from '../../../src/client/connect'
+import { connect } from '../../../src/index'
 import { BenchConfig, resolveConfig } from './config'
-import {
-  benchComlinkTail,
-  LONG_SESSION,
-  memoryComparisons,
-  type RawTailService,
-  type SeedResult,
-} from './suites'
+import { LONG_SESSION } from './env'
+import { benchComlinkTail, type RawTailService } from './reads'
+import { memoryComparisons, type SeedResult } from './seed'
 import type { BenchWorker } from './worker'
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' })

@@ -23,7 +23,7 @@ export interface Comparison {
   unit: 'ms' | 'MB'
   sessionline: Figure
   raw: Figure
-  /** sessionline.median / raw.median (null when raw is too close to zero to divide by). */
+  /** sessionline.median / raw.median (null when raw is too close to zero to divide by: under 1 µs or 0.05 MB). */
   ratio: number | null
   /** The ratio sessionline aims to stay at or under, when there is one. */
   target?: number
@@ -56,37 +56,49 @@ export function compare(
   sessionline: Figure,
   raw: Figure,
 ): Comparison {
-  const ratio = Math.abs(raw.median) < 1e-6 ? null : Math.round((sessionline.median / raw.median) * 100) / 100
-  return { unit: 'ms', ...head, sessionline, raw, ratio }
+  const unit = head.unit ?? 'ms'
+  const floor = unit === 'MB' ? 0.05 : 0.001
+  const ratio = raw.median < floor ? null : Math.round((sessionline.median / raw.median) * 100) / 100
+  return { ...head, unit, sessionline, raw, ratio }
 }
 
-/** A repetition: does its own untimed setup and returns the milliseconds of its timed part. */
-export type Rep = (rep: number) => Promise<number>
+/** One step of a side: does its untimed work, and returns the milliseconds of its timed part. */
+export type Step = (i: number) => Promise<number>
+/** Prepares a side for one repetition (a fresh session, say) and returns its step. */
+export type Side = (rep: number) => Promise<Step>
 
 /**
- * Runs the sides' repetitions interleaved, rotating which side goes first, so a slow stretch
- * of the machine (or a growing database) lands on every side alike. `warmup` runs one
- * untimed repetition of each side first, for the JIT and the database files.
+ * Runs the sides step by step, interleaved: step i of every side, then step i + 1, the side
+ * that goes first rotating each step. On a shared machine load comes and goes within seconds;
+ * interleaving this finely lets it land on every side alike, which whole repetitions one after
+ * the other do not. A repetition's figure is the sum of its timed parts; `warmup` runs one
+ * untimed repetition first, for the JIT and the database files.
  */
 export async function measureSides<K extends string>(
-  sides: Record<K, Rep>,
-  options: { reps: number; opsPerRep: number; warmup?: boolean },
+  sides: Record<K, Side>,
+  options: { reps: number; steps: number; opsPerRep?: number; warmup?: boolean },
 ): Promise<Record<K, Figure>> {
   const names = Object.keys(sides) as K[]
   const times = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<K, number[]>
-  if (options.warmup) for (const n of names) await sides[n](-1)
-  for (let rep = 0; rep < options.reps; rep++) {
-    for (let i = 0; i < names.length; i++) {
-      const n = names[(rep + i) % names.length]!
-      times[n].push(await sides[n](rep))
+  for (let rep = options.warmup ? -1 : 0; rep < options.reps; rep++) {
+    const steps = [] as Step[]
+    for (const n of names) steps.push(await sides[n](rep))
+    const sums = names.map(() => 0)
+    for (let i = 0; i < options.steps; i++) {
+      for (let k = 0; k < names.length; k++) {
+        const at = (i + rep + k + names.length) % names.length
+        sums[at]! += await steps[at]!(i)
+      }
     }
+    if (rep >= 0) for (const [k, n] of names.entries()) times[n].push(sums[k]!)
   }
-  return Object.fromEntries(names.map((n) => [n, figure(times[n], options.opsPerRep)])) as Record<K, Figure>
+  const ops = options.opsPerRep ?? options.steps
+  return Object.fromEntries(names.map((n) => [n, figure(times[n], ops)])) as Record<K, Figure>
 }
 
-/** Times `ops` sequential awaited calls of `call`. */
-export async function timeLoop(ops: number, call: (i: number) => Promise<unknown>): Promise<number> {
+/** The milliseconds `run` takes. */
+export async function timed(run: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now()
-  for (let i = 0; i < ops; i++) await call(i)
+  await run()
   return performance.now() - t0
 }

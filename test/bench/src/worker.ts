@@ -6,10 +6,11 @@
 import * as Comlink from 'comlink'
 import Dexie from 'dexie'
 import type { Engine } from '../../../src/engine/types'
-import { createEngine } from '../../../src/index'
 import { exposeEngine } from '../../../worker/index'
 import { BenchConfig } from './config'
-import { type BenchEnv, DB, type RawTailService, rawTailService, runReads, runWrites } from './suites'
+import { type BenchEnv, DB, openEngine } from './env'
+import { type RawTailService, rawTailService, runReads } from './reads'
+import { runWrites } from './writes'
 
 const env: BenchEnv = {
   // The browser's own IndexedDB, named explicitly for both sides.
@@ -25,11 +26,12 @@ const api = {
     userAgent: navigator.userAgent,
     hardwareConcurrency: navigator.hardwareConcurrency,
     dexie: Dexie.semVer,
+    crossOriginIsolated: self.crossOriginIsolated,
   }),
   writes: (config: unknown) => runWrites(env, BenchConfig.parse(config)),
   reads: (config: unknown) => runReads(env, BenchConfig.parse(config)),
   serve(ports: { sessionline: MessagePort; raw: MessagePort }) {
-    const engine = exposeEngine(createEngine({ ...env.engine, dbName: DB.longSl }), ports.sessionline)
+    const engine = exposeEngine(openEngine(env, DB.longSl), ports.sessionline)
     const raw = rawTailService(env)
     Comlink.expose({ tail: raw.tail }, ports.raw)
     served = { engine, raw }
