@@ -149,6 +149,11 @@ describe('importTranscript', () => {
       'invalid_input',
     ],
     ['both text and blob', { text: 'x', blob: new Blob(['x']) }, 'invalid_input'],
+    [
+      'a 50 MB file of one line',
+      { blob: new Blob([`{"type":"session","pad":"${'a'.repeat(50 * 1024 * 1024)}"}`]) },
+      'unsupported_format',
+    ],
   ])('%s fails with %s and writes nothing', async (_, request, code) => {
     const { engine, dbName } = newEngine()
     await engine.importTranscript({ text: treeText })
