@@ -13,7 +13,10 @@
  *   `interrupted`.
  * - Every path ends the turn it opened: `aborted` on interrupt, `error` when the provider or
  *   the log fails, `interrupted` when the engine closes mid-turn. Pending input is never touched
- *   except by `promote`.
+ *   except by `promote`: after an interrupt, a failed turn or a recovery the session waits for
+ *   the next input before it runs what is pending.
+ * - With no provider (host-driven mode) it runs nothing, and recovery waits until one is set:
+ *   the host may be writing that open turn itself.
  *
  * @example
  *   const runner = createRunner(host, { provider: { kind: 'scripted', wordDelayMs: 0 } })
@@ -70,6 +73,11 @@ interface SessionDriver {
   failedAt: number | null
   /** The running turn (or the one being opened), while there is one. */
   turn: RunningTurn | null
+}
+
+interface TurnSetup {
+  readonly provider: ModelProvider
+  readonly tools: Tools
 }
 
 interface RunningTurn {
@@ -161,8 +169,9 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   async function runWhileWork(driver: SessionDriver): Promise<void> {
     const { sessionId } = driver
     while (!closed && !driver.paused) {
-      const turnProvider = provider
-      if (!turnProvider) return
+      // A turn keeps the provider and tools it started with; `configure` applies to the next one.
+      if (!provider) return
+      const setup: TurnSetup = { provider, tools }
       const state = await host.turnState(sessionId)
       if (state.openTurn !== null) {
         // We hold the lock and run no turn here, so whoever opened this one is gone.
@@ -177,7 +186,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         const promoted = await engine.promote(sessionId, 'settled')
         const turn = promoted.length > 0 ? (await host.turnState(sessionId)).openTurn : null
         if (turn === null) return
-        await runTurn(driver, turn, turnProvider, control)
+        await runTurn(driver, turn, setup, control)
       } finally {
         driver.turn = null
         markEnded()
@@ -188,7 +197,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   async function runTurn(
     driver: SessionDriver,
     turn: number,
-    turnProvider: ModelProvider,
+    setup: TurnSetup,
     control: AbortController,
   ): Promise<void> {
     const { sessionId } = driver
@@ -220,7 +229,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           break
         }
         step += 1
-        const finish = await runStep(driver, turn, step, turnProvider, control.signal)
+        const finish = await runStep(driver, turn, step, setup, control.signal)
         if (finish === 'aborted') {
           reason = stopReasonOf(control)
           break
@@ -265,7 +274,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     driver: SessionDriver,
     turn: number,
     step: number,
-    turnProvider: ModelProvider,
+    setup: TurnSetup,
     signal: AbortSignal,
   ): Promise<Finish> {
     const { sessionId } = driver
@@ -281,7 +290,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     try {
       const calls: Extract<ProviderChunk, { type: 'tool-call' }>[] = []
       const reported: { finish: Finish; usage?: Usage } = { finish: 'stop' }
-      const chunks = turnProvider({ sessionId, turn, step, context, tools: toolSpecs(), signal })
+      const chunks = setup.provider({ sessionId, turn, step, context, tools: toolSpecs(setup.tools), signal })
       await forEachChunk(chunks, signal, (chunk) => {
         switch (chunk.type) {
           case 'text':
@@ -314,7 +323,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       stream.flush()
       await writer.write([{ type: 'assistant/end', data: withUsage({ messageId, finish }, usage) }])
       messageOpen = false
-      if (calls.length > 0) await runTools(sessionId, calls, signal, writer)
+      if (calls.length > 0) await runTools(sessionId, setup.tools, calls, signal, writer)
       if (signal.aborted) throw abortError('step')
       await writer.write([{ type: 'step/end', data: withUsage({ turn, step }, usage) }])
       return finish
@@ -346,13 +355,14 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   /** Runs the calls concurrently; each result is logged as soon as it settles. */
   async function runTools(
     sessionId: string,
+    tools: Tools,
     calls: readonly Extract<ProviderChunk, { type: 'tool-call' }>[],
     signal: AbortSignal,
     writer: Writer,
   ): Promise<void> {
     await Promise.all(
       calls.map(async (call) => {
-        const result = await runTool(sessionId, call, signal)
+        const result = await runTool(sessionId, tools, call, signal)
         if (signal.aborted) return
         await writer.write([{ type: 'tool/result', data: { callId: call.callId, ...result } }])
       }),
@@ -361,6 +371,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 
   async function runTool(
     sessionId: string,
+    tools: Tools,
     call: Extract<ProviderChunk, { type: 'tool-call' }>,
     signal: AbortSignal,
   ): Promise<{ output: Json; isError: boolean }> {
@@ -380,7 +391,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     }
   }
 
-  function toolSpecs(): ToolSpec[] {
+  function toolSpecs(tools: Tools): ToolSpec[] {
     return Object.entries(tools).map(([name, tool]) => {
       const spec: ToolSpec = { name }
       if (tool.description !== undefined) spec.description = tool.description
@@ -397,7 +408,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 
   type Writer = ReturnType<typeof createWriter>
 
-  /** Appends in call order, one transaction per call; a failed write fails its own promise only. */
+  /** Appends in call order, one transaction per call; after a failed write every later one fails too, so nothing lands past a gap. */
   function createWriter(sessionId: string) {
     let tail: Promise<unknown> = Promise.resolve()
     let failure: unknown

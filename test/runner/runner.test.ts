@@ -1,9 +1,14 @@
+import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { describe, expect, test } from 'vitest'
+import { createEngineWithHost } from '../../src/engine/engine'
+import { acquireLock, createInProcessLocks, runnerLockName } from '../../src/engine/locks'
 import type { ModelProvider, Tools } from '../../src/engine/provider'
+import { createRunner } from '../../src/engine/runner'
 import { createDemoTools } from '../../src/engine/tools'
+import type { SessionlineError } from '../../src/schema/errors'
 import type { StoredEvent } from '../../src/schema/events'
 import { clampPrompt, clampResponse } from '../../src/view/preview'
-import { comlinkEngine, inProcessEngine } from '../support/engines'
+import { comlinkEngine, freshDbName, inProcessEngine } from '../support/engines'
 import { sse, sseHead, startServer, textChunk } from './fixtures'
 import {
   allEvents,
@@ -532,6 +537,63 @@ describe('runner against misbehaving providers and tools', () => {
       ])
     } finally {
       await close()
+    }
+  })
+})
+
+describe('createRunner on an engine host', () => {
+  test('options: maxSteps ends a looping turn with error, told to onError', async () => {
+    const dbName = freshDbName('runner-host')
+    const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
+    const errors: SessionlineError[] = []
+    const looping: ModelProvider = async function* (request) {
+      yield { type: 'tool-call', callId: `c${request.step}`, name: 'clock', input: {} }
+      yield { type: 'finish', finish: 'tool-calls' }
+    }
+    const runner = createRunner(host, {
+      provider: looping,
+      tools: createDemoTools({ now: () => 0 }),
+      maxSteps: 3,
+      onError: (error) => errors.push(error),
+      lockScope: dbName,
+    })
+    try {
+      const { id: sessionId } = await engine.createSession()
+      await engine.admit(sessionId, { text: 'loop' })
+      await untilTurnsEnded(engine, sessionId, 1)
+      const events = await allEvents(engine, sessionId)
+      expect(countOf(events, 'step/start')).toBe(3)
+      expect(events.at(-1)).toMatchObject({ data: { reason: 'error' } })
+      expect(errors.map((e) => e.message)).toEqual(['Turn 1 reached 3 steps and was ended'])
+    } finally {
+      await runner.close()
+      await engine.close()
+    }
+  })
+
+  test('recover leaves a turn whose lock is held, and closes it once the holder is gone', async () => {
+    const dbName = freshDbName('runner-host')
+    const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
+    const locks = createInProcessLocks()
+    // The orphan first (host-driven), then a runner with a provider that did not see the input.
+    const { id: sessionId } = await engine.createSession()
+    await engine.admit(sessionId, { text: 'orphan me' })
+    await engine.promote(sessionId, 'settled')
+    const runner = createRunner(host, { provider: scripted(1), locks, lockScope: dbName })
+    try {
+      const holder = (await acquireLock(runnerLockName(dbName, sessionId), { wait: false }, locks))!
+      await runner.recover(sessionId)
+      expect((await host.turnState(sessionId)).openTurn).toBe(1)
+      await holder.release()
+      await runner.recover(sessionId)
+      expect(await host.turnState(sessionId)).toMatchObject({ openTurn: null, lastTurn: 1 })
+      expect((await allEvents(engine, sessionId)).at(-1)).toMatchObject({
+        type: 'turn/end',
+        data: { reason: 'interrupted' },
+      })
+    } finally {
+      await runner.close()
+      await engine.close()
     }
   })
 })
