@@ -82,6 +82,8 @@ export interface EngineOptions extends DbOptions {
 
 /** Events read per transaction when a projection is rebuilt from the log. */
 export const REBUILD_BATCH = 5000
+/** Sessions whose fold state stays cached while nobody watches them. */
+const MAX_CACHED_SESSIONS = 64
 /** Beyond this many new events, a watcher is told to reload (`reset`) instead of being sent rows. */
 const CATCH_UP_EVENTS = 2000
 
@@ -107,6 +109,8 @@ interface Entry {
   collecting?: Partial<ProjectionViews>
   catchUp: Promise<void>
   recovered: boolean
+  /** The session was deleted (here or by another engine). */
+  deleted?: boolean
 }
 
 /** The result of a write's plan: what to store and publish; no `next` means nothing to write. */
@@ -164,7 +168,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
   function entryOf(sessionId: string): Entry {
     let entry = entries.get(sessionId)
-    if (!entry) {
+    if (entry) {
+      // Map order is recency order: the first entries are the least recently used.
+      entries.delete(sessionId)
+      entries.set(sessionId, entry)
+    } else {
+      evictIdle()
       const created: Entry = {
         id: sessionId,
         live: createLiveBuffer(),
@@ -182,6 +191,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       entries.set(sessionId, entry)
     }
     return entry
+  }
+
+  /** Forgets the least recently used sessions nobody watches, beyond MAX_CACHED_SESSIONS. */
+  function evictIdle(): void {
+    if (entries.size < MAX_CACHED_SESSIONS) return
+    for (const [id, entry] of entries) {
+      if (entries.size < MAX_CACHED_SESSIONS) return
+      if (entry.feed.size === 0 && !entry.loading) entries.delete(id)
+    }
   }
 
   /** Subscribes the identity gates of the built-in views while the session has watchers. */
@@ -394,6 +412,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   }
 
   function removeEntry(entry: Entry): void {
+    entry.deleted = true
     entry.stopViews?.()
     entry.feed.push({
       sessionId: entry.id,
@@ -405,7 +424,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       deleted: true,
     })
     entry.feed.clear()
-    entries.delete(entry.id)
+    if (entries.get(entry.id) === entry) entries.delete(entry.id)
   }
 
   /** Brings the cache up to what the database holds, publishing the difference (serialized per session). */
@@ -477,7 +496,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   async function fresh(sessionId: string): Promise<Entry> {
     const entry = await loaded(sessionId)
     await catchUp(entry)
-    if (!entries.has(sessionId) || !entry.snap) throw notFound(sessionId)
+    if (entry.deleted || !entry.snap) throw notFound(sessionId)
     return entry
   }
 
@@ -735,9 +754,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
       const { text } = parseOrThrow(EditRequest, request, 'edit request')
+      let changed = false
       const edited = await commit(id, async (base): Promise<Plan<InputReceipt>> => {
         const receipt = await pendingReceipt(id, input)
         if (receipt.text === text) return { value: receipt }
+        changed = true
         const at = now()
         const next: InputReceipt = { ...receipt, text, updatedAt: at }
         return {
@@ -750,7 +771,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           },
         }
       })
-      notifyInput(id)
+      if (changed) notifyInput(id)
       return edited
     }),
 
@@ -815,6 +836,17 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     append: guard('append', async (sessionId, events) => {
       const id = sessionIdOf(sessionId)
       const parsed = parseOrThrow(SessionEvents, events, 'events', ['events'])
+      const created = parsed.findIndex((e) => e.type === 'session/created')
+      if (created >= 0) {
+        throw new SessionlineError(
+          'invalid_state',
+          `events[${created}]: session/created is written by createSession only`,
+          {
+            index: created,
+            type: 'session/created',
+          },
+        )
+      }
       if (parsed.length === 0) {
         const entry = await fresh(id)
         return { headSeq: entry.snap?.row.headSeq ?? 0 }
@@ -883,7 +915,10 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       if (typeof listener !== 'function')
         throw new SessionlineError('invalid_input', 'watch needs a listener function')
       const entry = await loaded(id)
-      return entry.feed.add(listener)
+      const unsubscribe = entry.feed.add(listener)
+      // While nobody watched, other engines' notes were ignored: publish whatever the cache missed.
+      void catchUp(entry)
+      return unsubscribe
     }),
 
     configure: guard('configure', (request) => runner.configure(request)),

@@ -454,7 +454,7 @@ describe.each(engineKinds)('engine %s against the reference model', (kind, makeE
       fc.asyncProperty(fc.array(action, { minLength: 30, maxLength: 80, size: 'max' }), (actions) =>
         runScenario(makeEngine, actions),
       ),
-      { seed: kind === 'in process' ? 20261130 : 11302026, numRuns: kind === 'in process' ? 30 : 12 },
+      { seed: kind === 'in process' ? 20261130 : 11302026, numRuns: kind === 'in process' ? 25 : 10 },
     )
   }, 240_000)
 })

@@ -336,6 +336,26 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await engine.listSessions()).toEqual([])
     }))
 
+  test('session/created is written by createSession only', () =>
+    withEngine(async (engine) => {
+      const { id } = await engine.createSession()
+      const append = engine.append(id, [{ type: 'session/created', data: { title: 'again' } }])
+      expect(await codeOf(append)).toBe('invalid_state')
+      expect(await engine.events(id)).toHaveLength(1)
+    }))
+
+  test('many sessions stay correct when the cache forgets idle ones', () =>
+    withEngine(async (engine) => {
+      const ids: string[] = []
+      for (let i = 0; i < 70; i++) ids.push((await engine.createSession({ id: `s${i}` })).id)
+      for (const id of ids) await engine.admit(id, { id: `in-${id}`, text: id })
+      for (const id of ids.slice(0, 3)) {
+        expect((await engine.promote(id, 'settled')).map((r) => r.id)).toEqual([`in-${id}`])
+        expect(await engine.pending(id)).toEqual([])
+      }
+      expect((await engine.getSession('s69'))?.nextInputSeq).toBe(2)
+    }))
+
   test('watch of an unknown session is not_found', () =>
     withEngine(async (engine) => {
       expect(await codeOf(engine.watch('ghost', () => {}))).toBe('not_found')
