@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { assembleSessionDetail, parseTranscript, recordsToRows } from '../../src/import/index'
+import { SessionMessage } from '../../src/schema/messages'
 import { isOrderedRecord, TranscriptRecord } from '../../src/schema/records'
 import { listJsonl, ownFixtures, sharedTranscripts } from './fixture-paths'
 
@@ -299,6 +300,7 @@ describe('fixtures', () => {
       expect(ordered.filter((r) => r.visibility === 'visible').map((r) => r.id)).toEqual(want.visibleIds)
     }
     const stored = recordsToRows(records)
+    for (const row of stored.rows) SessionMessage.parse(row) // rows fit the stored schema
     expect(stored.usage).toEqual(want.usage)
     expect(stored.rows).toHaveLength(want.rows)
     expect(stored.rows.map((r) => r.seq)).toEqual(stored.rows.map((_, i) => i + 1))

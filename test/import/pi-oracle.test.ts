@@ -6,7 +6,8 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { assembleSessionDetail, parseTranscript, recordsToRows } from '../../src/import/index'
-import { isOrderedRecord, type OrderedRecord } from '../../src/schema/records'
+import { SessionMessage } from '../../src/schema/messages'
+import { isOrderedRecord, type OrderedRecord, TranscriptRecord } from '../../src/schema/records'
 import { piContext } from './pi-oracle'
 import { buildPiFile, piScriptArb } from './pi-trees'
 
@@ -116,7 +117,9 @@ describe('Pi adapter against the reference context algorithm', () => {
     fc.assert(
       fc.property(piScriptArb, (script) => {
         const { records } = parseTranscript(buildPiFile(script).text)
+        for (const record of records) TranscriptRecord.parse(record) // the adapter writes only valid records
         const { rows } = recordsToRows(records)
+        for (const row of rows) SessionMessage.parse(row)
         for (const includeInactive of [false, true]) {
           expect(assembleSessionDetail(rows, { includeInactive })).toEqual(
             assembleSessionDetail(records, { includeInactive }),
