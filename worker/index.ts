@@ -19,6 +19,14 @@ const isEngine = (value: Engine | EngineOptions): value is Engine =>
   typeof (value as Partial<Engine>).watch === 'function'
 
 type RemoteListener = ChangeListener & { [Comlink.releaseProxy]?: () => void }
+type RemoteCallback = ((...args: unknown[]) => unknown) & { [Comlink.releaseProxy]?: () => void }
+
+/** Calls through a remote proxy return promises; a rejected one must not become unhandled here. */
+const forgiving =
+  (callback: RemoteCallback) =>
+  (...args: unknown[]): void => {
+    Promise.resolve(callback(...args)).catch(() => undefined)
+  }
 
 /**
  * Serves `engineOrOptions` (an engine, or the options to create one) on `endpoint`: the worker's
@@ -36,7 +44,17 @@ export function exposeEngine(
   const exposed: Record<string, unknown> = {}
   for (const method of ENGINE_METHODS) {
     const target = engine[method] as (...args: unknown[]) => Promise<unknown>
-    exposed[method] = (...args: unknown[]) => target.apply(engine, args)
+    exposed[method] = async (...args: unknown[]) => {
+      // A callback argument (an import's progress listener) arrives as a proxy that lives for
+      // this call only: its remote failures are the page's business, and it is released after.
+      const callbacks = args.filter((arg): arg is RemoteCallback => typeof arg === 'function')
+      const local = args.map((arg) => (typeof arg === 'function' ? forgiving(arg as RemoteCallback) : arg))
+      try {
+        return await target.apply(engine, local)
+      } finally {
+        for (const callback of callbacks) callback[Comlink.releaseProxy]?.()
+      }
+    }
   }
 
   exposed.watch = async (sessionId: string, listener: RemoteListener) => {

@@ -10,7 +10,7 @@
  *   await engine.handshake()
  */
 import * as Comlink from 'comlink'
-import type { ChangeListener, Engine, Unsubscribe } from '../engine/types'
+import type { ChangeListener, Engine, SessionChange, Unsubscribe } from '../engine/types'
 import { SessionlineError } from '../schema/errors'
 import { withDeadline } from './deadline'
 import { registerErrorTransfer } from './errors'
@@ -37,6 +37,11 @@ export const workerGone = (message: string, details?: unknown): SessionlineError
 
 type AnyCall = (...args: unknown[]) => Promise<unknown>
 
+const wrapCallback =
+  (callback: unknown) =>
+  (...args: unknown[]): unknown =>
+    (callback as (...args: unknown[]) => unknown)(...args)
+
 export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOptions = {}): RemoteEngine {
   registerErrorTransfer()
   const timeoutMs = options.timeoutMs ?? 60_000
@@ -61,7 +66,11 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
   async function watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe> {
     // The worker answers with `Comlink.proxy(unsubscribe)`, which arrives as a remote function.
     const remoteUnsubscribe = (await call('watch', () =>
-      remote.watch(sessionId, Comlink.proxy(listener)),
+      // A fresh function carries the proxy marker, never the caller's own.
+      remote.watch(
+        sessionId,
+        Comlink.proxy((change: SessionChange) => listener(change)),
+      ),
     )) as unknown as Comlink.Remote<Unsubscribe>
     let done = false
     return () => {
@@ -79,7 +88,11 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
   for (const method of ENGINE_METHODS) {
     if (method === 'watch') continue
     const target = remote[method] as unknown as AnyCall
-    engine[method] = (...args: unknown[]) => call(method, () => target(...args))
+    engine[method] = (...args: unknown[]) =>
+      // Callbacks (an import's progress listener) cross as proxies; the worker releases them after the call.
+      call(method, () =>
+        target(...args.map((arg) => (typeof arg === 'function' ? Comlink.proxy(wrapCallback(arg)) : arg))),
+      )
   }
   engine.handshake = async (): Promise<Handshake> => {
     const answer = await call('handshake', () => remote.handshake(), handshakeTimeoutMs)

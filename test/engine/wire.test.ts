@@ -1,10 +1,11 @@
 import * as Comlink from 'comlink'
 import { expect, test } from 'vitest'
-import type { SessionChange } from '../../src/engine/types'
+import type { Engine, SessionChange } from '../../src/engine/types'
 import { isSessionlineError, SessionlineError } from '../../src/schema/errors'
 import { registerErrorTransfer } from '../../src/wire/errors'
 import { workerGone, wrapEngine } from '../../src/wire/remote-engine'
-import { comlinkEngine } from '../support/engines'
+import { exposeEngine } from '../../worker/index'
+import { comlinkEngine, inProcessEngine } from '../support/engines'
 
 test('a thrown SessionlineError keeps its code and details across Comlink; other errors stay errors', async () => {
   registerErrorTransfer()
@@ -73,4 +74,30 @@ test('a call to an endpoint that never answers times out; fail() rejects what is
   slow.release()
   port1.close()
   port2.close()
+})
+
+test('a callback argument crosses as a proxy for the length of its call', async () => {
+  const { engine: local, close } = await inProcessEngine()
+  const stub: Engine = {
+    ...local,
+    importFiles: async (_files, onProgress) => {
+      onProgress?.({ done: 1 } as never)
+      onProgress?.({ done: 2 } as never)
+      return []
+    },
+  }
+  const { port1, port2 } = new MessageChannel()
+  exposeEngine(stub, port1)
+  const remote = wrapEngine(port2)
+  try {
+    const seen: unknown[] = []
+    expect(await remote.importFiles([], (progress) => seen.push(progress))).toEqual([])
+    for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 5))
+    expect(seen).toEqual([{ done: 1 }, { done: 2 }])
+  } finally {
+    remote.release()
+    port1.close()
+    port2.close()
+    await close()
+  }
 })
