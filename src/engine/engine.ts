@@ -43,6 +43,7 @@ import {
   eventsBetween,
   getSessionRow,
   inRead,
+  inRowsRead,
   inWrite,
   pendingReceipts,
   projectionRows,
@@ -122,6 +123,12 @@ interface Plan<T> {
   inputs?: InputReceipt[]
 }
 
+/** Ids looked up ahead of a write, and those of them already taken. */
+interface IdProbe {
+  probed: ReadonlySet<string>
+  taken: ReadonlySet<string>
+}
+
 /** The note engines on one database exchange after each commit (docs/decisions/0006). */
 interface CommitNote {
   sessionId: string
@@ -139,7 +146,7 @@ const sameReceipt = (a: InputReceipt, b: InputReceipt) =>
   a.id === b.id && a.status === b.status && a.text === b.text && a.updatedAt === b.updatedAt
 
 /** Ids of the rows `events` create (user and assistant messages). */
-function createdRowIds(events: readonly StoredEvent[]): string[] {
+function createdRowIds(events: readonly SessionEvent[]): string[] {
   const ids: string[] = []
   for (const e of events) {
     if (e.type === 'user/message') ids.push(e.data.inputId)
@@ -225,6 +232,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     })
     return entry.views
   }
+
+  /** The cache entry of a session if this engine holds one (no load). */
+  const loadedEntry = (sessionId: string): Entry | undefined => entries.get(sessionId)
 
   async function loaded(sessionId: string): Promise<Entry> {
     const entry = entryOf(sessionId)
@@ -506,14 +516,23 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
    * Runs one write: `plan` sees the session's state as of this transaction (the cache when the
    * row's `rev` proves it current) and returns what to store; a throw writes nothing.
    */
-  async function commit<T>(sessionId: string, plan: (base: Snapshot) => Promise<Plan<T>>): Promise<T> {
+  async function commit<T, P = undefined>(
+    sessionId: string,
+    plan: (base: Snapshot, prefetched: P) => Promise<Plan<T>>,
+    prefetch?: () => Promise<P>,
+  ): Promise<T> {
     const entry = await loaded(sessionId)
     const { base, out } = await inWrite(db, async () => {
-      const row = await getSessionRow(db, sessionId)
+      // Every IndexedDB request is a round trip to the storage process: what the plan will need
+      // is asked for together with the session row, not after it.
+      const [row, prefetched] = await Promise.all([
+        getSessionRow(db, sessionId),
+        prefetch ? prefetch() : (undefined as P),
+      ])
       if (!row) throw notFound(sessionId)
       const cached = entry.snap
       const base = cached && cached.row.rev === row.rev ? cached : await snapshotInTx(sessionId, row)
-      const out = await plan(base)
+      const out = await plan(base, prefetched)
       if (out.next) await persist(sessionId, base, out)
       return { base, out }
     })
@@ -558,15 +577,26 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     rev: row.rev + 1,
   })
 
-  /** Refuses events that would create a row under an id some row (or input) already has. */
-  async function assertNewRowIds(events: readonly StoredEvent[], alsoInputs: boolean): Promise<void> {
-    const ids = createdRowIds(events)
-    if (ids.length === 0) return
+  /** Which of `ids` a row (or, with `alsoInputs`, a receipt) already uses; read inside the transaction. */
+  async function probeIds(ids: readonly string[], alsoInputs: boolean): Promise<IdProbe> {
     const [rows, inputs] = await Promise.all([
-      db.messages.bulkGet(ids),
-      alsoInputs ? db.inputs.bulkGet(ids) : Promise.resolve([]),
+      ids.length > 0 ? db.messages.bulkGet([...ids]) : [],
+      alsoInputs && ids.length > 0 ? db.inputs.bulkGet([...ids]) : [],
     ])
-    const taken = ids.find((_, i) => rows[i] !== undefined || inputs[i] !== undefined)
+    const taken = new Set(ids.filter((_, i) => rows[i] !== undefined || inputs[i] !== undefined))
+    return { probed: new Set(ids), taken }
+  }
+
+  /** Refuses events that would create a row under an id some row (or input) already has. */
+  async function assertNewRowIds(
+    events: readonly StoredEvent[],
+    alsoInputs: boolean,
+    probe?: IdProbe,
+  ): Promise<void> {
+    const ids = createdRowIds(events)
+    const unprobed = ids.filter((id) => !probe?.probed.has(id))
+    const late = unprobed.length > 0 ? await probeIds(unprobed, alsoInputs) : undefined
+    const taken = ids.find((id) => probe?.taken.has(id) || late?.taken.has(id))
     if (taken !== undefined) {
       throw new SessionlineError(
         'invalid_state',
@@ -582,12 +612,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   async function planEvents(
     sessionId: string,
     base: Snapshot,
-    events: readonly (typeof SessionEvent)['_output'][],
+    events: readonly SessionEvent[],
     at: number,
     alsoInputs: boolean,
+    probe?: IdProbe,
   ) {
     const folded = stampAndFold(base.folds, events, sessionId, base.row.headSeq + 1, at)
-    await assertNewRowIds(folded.stored, alsoInputs)
+    await assertNewRowIds(folded.stored, alsoInputs, probe)
     const headSeq = base.row.headSeq + events.length
     return { folded, headSeq }
   }
@@ -683,50 +714,53 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const parsed = parseOrThrow(AdmitRequest, request, 'admit request')
       const inputId = parsed.id ?? nanoid()
       let created = false
-      const receipt = await commit(id, async (base): Promise<Plan<InputReceipt>> => {
-        const [existing, row] = await Promise.all([db.inputs.get(inputId), db.messages.get(inputId)])
-        if (existing) {
-          const same =
-            existing.sessionId === id &&
-            existing.text === parsed.text &&
-            existing.delivery === parsed.delivery
-          if (same) return { value: existing }
-          throw new SessionlineError(
-            'conflict',
-            `input ${JSON.stringify(inputId)} was admitted with another payload`,
-            {
-              inputId,
+      const receipt = await commit(
+        id,
+        async (base, [existing, row]): Promise<Plan<InputReceipt>> => {
+          if (existing) {
+            const same =
+              existing.sessionId === id &&
+              existing.text === parsed.text &&
+              existing.delivery === parsed.delivery
+            if (same) return { value: existing }
+            throw new SessionlineError(
+              'conflict',
+              `input ${JSON.stringify(inputId)} was admitted with another payload`,
+              {
+                inputId,
+              },
+            )
+          }
+          if (row) {
+            throw new SessionlineError(
+              'conflict',
+              `id ${JSON.stringify(inputId)} is already a transcript row`,
+              { inputId },
+            )
+          }
+          const at = now()
+          const receipt: InputReceipt = {
+            id: inputId,
+            sessionId: id,
+            seq: base.row.nextInputSeq,
+            delivery: parsed.delivery,
+            text: parsed.text,
+            status: 'pending',
+            admittedAt: at,
+          }
+          created = true
+          return {
+            value: receipt,
+            inputs: [receipt],
+            next: {
+              row: bump(base.row, at, { nextInputSeq: base.row.nextInputSeq + 1 }),
+              folds: base.folds,
+              pending: [...base.pending, receipt],
             },
-          )
-        }
-        if (row) {
-          throw new SessionlineError(
-            'conflict',
-            `id ${JSON.stringify(inputId)} is already a transcript row`,
-            { inputId },
-          )
-        }
-        const at = now()
-        const receipt: InputReceipt = {
-          id: inputId,
-          sessionId: id,
-          seq: base.row.nextInputSeq,
-          delivery: parsed.delivery,
-          text: parsed.text,
-          status: 'pending',
-          admittedAt: at,
-        }
-        created = true
-        return {
-          value: receipt,
-          inputs: [receipt],
-          next: {
-            row: bump(base.row, at, { nextInputSeq: base.row.nextInputSeq + 1 }),
-            folds: base.folds,
-            pending: [...base.pending, receipt],
-          },
-        }
-      })
+          }
+        },
+        () => Promise.all([db.inputs.get(inputId), db.messages.get(inputId)]),
+      )
       if (created) notifyInput(id)
       return receipt
     }),
@@ -734,20 +768,24 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     cancel: guard('cancel', async (sessionId, inputId) => {
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
-      return commit(id, async (base) => {
-        const receipt = await pendingReceipt(id, input)
-        const at = now()
-        const cancelled: InputReceipt = { ...receipt, status: 'cancelled', updatedAt: at }
-        return {
-          value: cancelled,
-          inputs: [cancelled],
-          next: {
-            row: bump(base.row, at),
-            folds: base.folds,
-            pending: base.pending.filter((r) => r.id !== input),
-          },
-        }
-      })
+      return commit(
+        id,
+        async (base, stored) => {
+          const receipt = pendingReceipt(id, input, stored)
+          const at = now()
+          const cancelled: InputReceipt = { ...receipt, status: 'cancelled', updatedAt: at }
+          return {
+            value: cancelled,
+            inputs: [cancelled],
+            next: {
+              row: bump(base.row, at),
+              folds: base.folds,
+              pending: base.pending.filter((r) => r.id !== input),
+            },
+          }
+        },
+        () => db.inputs.get(input),
+      )
     }),
 
     edit: guard('edit', async (sessionId, inputId, request) => {
@@ -755,22 +793,26 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const input = parseOrThrow(Id, inputId, 'input id')
       const { text } = parseOrThrow(EditRequest, request, 'edit request')
       let changed = false
-      const edited = await commit(id, async (base): Promise<Plan<InputReceipt>> => {
-        const receipt = await pendingReceipt(id, input)
-        if (receipt.text === text) return { value: receipt }
-        changed = true
-        const at = now()
-        const next: InputReceipt = { ...receipt, text, updatedAt: at }
-        return {
-          value: next,
-          inputs: [next],
-          next: {
-            row: bump(base.row, at),
-            folds: base.folds,
-            pending: base.pending.map((r) => (r.id === input ? next : r)),
-          },
-        }
-      })
+      const edited = await commit(
+        id,
+        async (base, stored): Promise<Plan<InputReceipt>> => {
+          const receipt = pendingReceipt(id, input, stored)
+          if (receipt.text === text) return { value: receipt }
+          changed = true
+          const at = now()
+          const next: InputReceipt = { ...receipt, text, updatedAt: at }
+          return {
+            value: next,
+            inputs: [next],
+            next: {
+              row: bump(base.row, at),
+              folds: base.folds,
+              pending: base.pending.map((r) => (r.id === input ? next : r)),
+            },
+          }
+        },
+        () => db.inputs.get(input),
+      )
       if (changed) notifyInput(id)
       return edited
     }),
@@ -783,54 +825,62 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     promote: guard('promote', async (sessionId, mode) => {
       const id = sessionIdOf(sessionId)
       const how = parseOrThrow(PromoteMode, mode, 'promote mode')
-      return commit(id, async (base): Promise<Plan<SessionMessage[]>> => {
-        const turn = base.folds.transcript
-        if (how === 'checkpoint' && turn.openTurn === null) {
-          throw new SessionlineError('invalid_state', 'promote checkpoint needs an open turn', {
-            sessionId: id,
-          })
-        }
-        if (how === 'settled' && turn.openTurn !== null) {
-          throw new SessionlineError(
-            'invalid_state',
-            `promote settled needs no open turn (turn ${turn.openTurn} is open)`,
-            {
+      // The inputs the cached state would promote; the transaction checks their ids are free in
+      // the same round trip as it reads the session (a stale guess is checked again after).
+      const likely = loadedEntry(id)?.snap?.pending
+      const guess = likely ? selectForPromotion(likely, how).map((r) => r.id) : []
+      return commit(
+        id,
+        async (base, probe): Promise<Plan<SessionMessage[]>> => {
+          const turn = base.folds.transcript
+          if (how === 'checkpoint' && turn.openTurn === null) {
+            throw new SessionlineError('invalid_state', 'promote checkpoint needs an open turn', {
               sessionId: id,
-              openTurn: turn.openTurn,
-            },
+            })
+          }
+          if (how === 'settled' && turn.openTurn !== null) {
+            throw new SessionlineError(
+              'invalid_state',
+              `promote settled needs no open turn (turn ${turn.openTurn} is open)`,
+              {
+                sessionId: id,
+                openTurn: turn.openTurn,
+              },
+            )
+          }
+          const chosen = selectForPromotion(base.pending, how)
+          if (chosen.length === 0) return { value: [] }
+          const events: SessionEvent[] =
+            how === 'settled' ? [{ type: 'turn/start', data: { turn: turn.lastTurn + 1 } }] : []
+          for (const r of chosen) {
+            events.push({
+              type: 'user/message',
+              data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
+            })
+          }
+          const at = now()
+          const { folded, headSeq } = await planEvents(id, base, events, at, false, probe)
+          const seqOf = new Map(
+            folded.stored.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
           )
-        }
-        const chosen = selectForPromotion(base.pending, how)
-        if (chosen.length === 0) return { value: [] }
-        const events: SessionEvent[] =
-          how === 'settled' ? [{ type: 'turn/start', data: { turn: turn.lastTurn + 1 } }] : []
-        for (const r of chosen) {
-          events.push({
-            type: 'user/message',
-            data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
-          })
-        }
-        const at = now()
-        const { folded, headSeq } = await planEvents(id, base, events, at, false)
-        const seqOf = new Map(
-          folded.stored.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
-        )
-        const promoted = chosen.map(
-          (r): InputReceipt => ({ ...r, status: 'promoted', promotedSeq: seqOf.get(r.id), updatedAt: at }),
-        )
-        const taken = new Set(chosen.map((r) => r.id))
-        return {
-          value: folded.rows.filter((row) => taken.has(row.id)),
-          events: folded.stored,
-          rows: folded.rows,
-          inputs: promoted,
-          next: {
-            row: bump(base.row, at, { headSeq }),
-            folds: folded.folds,
-            pending: base.pending.filter((r) => !taken.has(r.id)),
-          },
-        }
-      })
+          const promoted = chosen.map(
+            (r): InputReceipt => ({ ...r, status: 'promoted', promotedSeq: seqOf.get(r.id), updatedAt: at }),
+          )
+          const taken = new Set(chosen.map((r) => r.id))
+          return {
+            value: folded.rows.filter((row) => taken.has(row.id)),
+            events: folded.stored,
+            rows: folded.rows,
+            inputs: promoted,
+            next: {
+              row: bump(base.row, at, { headSeq }),
+              folds: folded.folds,
+              pending: base.pending.filter((r) => !taken.has(r.id)),
+            },
+          }
+        },
+        () => probeIds(guess, false),
+      )
     }),
 
     append: guard('append', async (sessionId, events) => {
@@ -851,34 +901,45 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         const entry = await fresh(id)
         return { headSeq: entry.snap?.row.headSeq ?? 0 }
       }
-      return commit(id, async (base): Promise<Plan<{ headSeq: number }>> => {
-        const at = now()
-        const { folded, headSeq } = await planEvents(id, base, parsed, at, true)
-        return {
-          value: { headSeq },
-          events: folded.stored,
-          rows: folded.rows,
-          next: { row: bump(base.row, at, { headSeq }), folds: folded.folds, pending: base.pending },
-        }
-      })
+      const creates = createdRowIds(parsed)
+      return commit(
+        id,
+        async (base, probe): Promise<Plan<{ headSeq: number }>> => {
+          const at = now()
+          const { folded, headSeq } = await planEvents(id, base, parsed, at, true, probe)
+          return {
+            value: { headSeq },
+            events: folded.stored,
+            rows: folded.rows,
+            next: { row: bump(base.row, at, { headSeq }), folds: folded.folds, pending: base.pending },
+          }
+        },
+        () => probeIds(creates, true),
+      )
     }),
 
     events: guard('events', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
       const { afterSeq, limit } = parseOrThrow(EventsRequest, request, 'events request')
       return inRead(db, async () => {
-        if (!(await getSessionRow(db, id))) throw notFound(id)
-        return eventsBetween(db, id, afterSeq, undefined, limit)
+        const [row, events] = await Promise.all([
+          getSessionRow(db, id),
+          eventsBetween(db, id, afterSeq, undefined, limit),
+        ])
+        if (!row) throw notFound(id)
+        return events
       })
     }),
 
     page: guard('page', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
       const { beforeSeq, limit, includeInactive } = parseOrThrow(PageRequest, request, 'page request')
-      return inRead(db, async (): Promise<MessagePage> => {
-        const row = await getSessionRow(db, id)
+      return inRowsRead(db, async (): Promise<MessagePage> => {
+        const [row, { rows, hasOlder }] = await Promise.all([
+          getSessionRow(db, id),
+          rowsBelow(db, id, beforeSeq, limit, includeInactive),
+        ])
         if (!row) throw notFound(id)
-        const { rows, hasOlder } = await rowsBelow(db, id, beforeSeq, limit, includeInactive)
         return { messages: rows, baseSeq: rows[0]?.seq ?? 0, headSeq: row.headSeq, hasOlder }
       })
     }),
@@ -890,10 +951,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'loadThrough request',
       )
-      return inRead(db, async (): Promise<MessagePage> => {
-        const row = await getSessionRow(db, id)
+      return inRowsRead(db, async (): Promise<MessagePage> => {
+        const [row, from] = await Promise.all([
+          getSessionRow(db, id),
+          rowsFrom(db, id, seq, beforeSeq, includeInactive),
+        ])
         if (!row) throw notFound(id)
-        const from = await rowsFrom(db, id, seq, beforeSeq, includeInactive)
         // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
         const fill = (pageSize - (from.length % pageSize)) % pageSize
         const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
@@ -947,9 +1010,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
   }
 
-  /** The receipt `inputId` of `sessionId`, which must still be pending (read inside the transaction). */
-  async function pendingReceipt(sessionId: string, inputId: string): Promise<InputReceipt> {
-    const receipt = await db.inputs.get(inputId)
+  /** The receipt `inputId` of `sessionId` (as read inside the transaction), which must still be pending. */
+  function pendingReceipt(
+    sessionId: string,
+    inputId: string,
+    receipt: InputReceipt | undefined,
+  ): InputReceipt {
     if (!receipt || receipt.sessionId !== sessionId) {
       throw new SessionlineError(
         'not_found',

@@ -18,6 +18,11 @@ export function inRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T
   return db.transaction('r', [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
 }
 
+/** A readonly transaction over the session row and its transcript rows only (page reads). */
+export function inRowsRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
+  return db.transaction('r', [db.sessions, db.messages], scope)
+}
+
 export const getSessionRow = (db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> =>
   db.sessions.get(sessionId)
 
@@ -67,8 +72,10 @@ const readable = (includeInactive: boolean) => (row: SessionMessage) =>
   row.visibility === 'visible' || (includeInactive && row.visibility === 'inactive')
 
 /**
- * The newest `limit` readable rows with seq below `beforeSeq`, ascending. Reads newest first
- * with a cursor and stops one row past the page, which tells whether older rows exist.
+ * The newest `limit` readable rows with seq below `beforeSeq`, ascending. Reads newest first,
+ * one row past the page (which tells whether older rows exist), in plain range reads that
+ * IndexedDB answers with one `getAll` each; rows a reader may not see are skipped in memory
+ * and the read goes on below them, so a session without hidden rows costs one request.
  */
 export async function rowsBelow(
   db: SessionlineDb,
@@ -77,32 +84,40 @@ export async function rowsBelow(
   limit: number,
   includeInactive: boolean,
 ): Promise<RowWindow> {
-  const upper = beforeSeq ?? MAX_KEY
-  const newestFirst = await db.messages
-    .where('[sessionId+seq]')
-    .between([sessionId, MIN_KEY], [sessionId, upper], true, false)
-    .reverse()
-    .filter(readable(includeInactive))
-    .limit(limit + 1)
-    .toArray()
+  const keep = readable(includeInactive)
+  const newestFirst: SessionMessage[] = []
+  let upper: number | typeof MAX_KEY = beforeSeq ?? MAX_KEY
+  for (;;) {
+    const want = limit + 1 - newestFirst.length
+    const batch = await db.messages
+      .where('[sessionId+seq]')
+      .between([sessionId, MIN_KEY], [sessionId, upper], true, false)
+      .reverse()
+      .limit(want)
+      .toArray()
+    for (const row of batch) if (keep(row)) newestFirst.push(row)
+    const last = batch.at(-1)
+    if (batch.length < want || newestFirst.length > limit || !last) break
+    upper = last.seq
+  }
   const hasOlder = newestFirst.length > limit
   const rows = (hasOlder ? newestFirst.slice(0, limit) : newestFirst).reverse()
   return { rows, hasOlder }
 }
 
 /** Every readable row with `fromSeq ≤ seq < beforeSeq`, ascending. */
-export function rowsFrom(
+export async function rowsFrom(
   db: SessionlineDb,
   sessionId: string,
   fromSeq: number,
   beforeSeq: number | undefined,
   includeInactive: boolean,
 ): Promise<SessionMessage[]> {
-  return db.messages
+  const rows = await db.messages
     .where('[sessionId+seq]')
     .between([sessionId, fromSeq], [sessionId, beforeSeq ?? MAX_KEY], true, false)
-    .filter(readable(includeInactive))
     .toArray()
+  return rows.filter(readable(includeInactive))
 }
 
 /** Deletes a session and everything it owns. */
