@@ -37,7 +37,7 @@ export const BenchConfig = z.strictObject({
 })
 export type BenchConfig = z.infer<typeof BenchConfig>
 
-/** About 3 minutes on the 2-core machine these targets were set on. */
+/** 2–4 minutes on the 2-core machine these targets were set on. */
 export const FULL: BenchConfig = {
   admitCalls: 300,
   appendTurns: 5,
