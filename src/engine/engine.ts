@@ -120,13 +120,9 @@ interface Plan<T> {
   next?: Snapshot
   events?: StoredEvent[]
   rows?: SessionMessage[]
+  /** Ids of the rows these events create (stored with `add`, never over another row). */
+  created?: readonly string[]
   inputs?: InputReceipt[]
-}
-
-/** Ids looked up ahead of a write, and those of them already taken. */
-interface IdProbe {
-  probed: ReadonlySet<string>
-  taken: ReadonlySet<string>
 }
 
 /** The note engines on one database exchange after each commit (docs/decisions/0006). */
@@ -232,9 +228,6 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     })
     return entry.views
   }
-
-  /** The cache entry of a session if this engine holds one (no load). */
-  const loadedEntry = (sessionId: string): Entry | undefined => entries.get(sessionId)
 
   async function loaded(sessionId: string): Promise<Entry> {
     const entry = entryOf(sessionId)
@@ -555,7 +548,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     const next = out.next as Snapshot
     const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
     if (out.events?.length) writes.push(db.events.bulkAdd(out.events))
-    if (out.rows?.length) writes.push(db.messages.bulkPut(out.rows))
+    if (out.rows?.length) {
+      const created = new Set(out.created)
+      const fresh = out.rows.filter((row) => created.has(row.id))
+      const updated = fresh.length === 0 ? out.rows : out.rows.filter((row) => !created.has(row.id))
+      if (fresh.length > 0)
+        writes.push(db.messages.bulkAdd(fresh).catch((error: unknown) => rowIdTaken(error)))
+      if (updated.length > 0) writes.push(db.messages.bulkPut(updated))
+    }
     if (out.inputs?.length) writes.push(db.inputs.bulkPut(out.inputs))
     const states = FOLD_NAMES.filter((name) => next.folds[name] !== base.folds[name]).map(
       (name): ProjectionRow => ({
@@ -570,6 +570,19 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     await Promise.all(writes)
   }
 
+  /** A row `add` failed: the only constraint on rows is their id. */
+  function rowIdTaken(error: unknown): never {
+    const failures = (error as { failures?: unknown[] }).failures
+    const names = (failures ?? [error]).map((f) => (f as { name?: string })?.name)
+    if (!names.includes('ConstraintError')) throw error
+    throw new SessionlineError(
+      'invalid_state',
+      'a row with one of these ids already exists',
+      { names },
+      { cause: error },
+    )
+  }
+
   const bump = (row: SessionRow, at: number, changes: Partial<SessionRow> = {}): SessionRow => ({
     ...row,
     ...changes,
@@ -577,50 +590,28 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     rev: row.rev + 1,
   })
 
-  /** Which of `ids` a row (or, with `alsoInputs`, a receipt) already uses; read inside the transaction. */
-  async function probeIds(ids: readonly string[], alsoInputs: boolean): Promise<IdProbe> {
-    const [rows, inputs] = await Promise.all([
-      ids.length > 0 ? db.messages.bulkGet([...ids]) : [],
-      alsoInputs && ids.length > 0 ? db.inputs.bulkGet([...ids]) : [],
-    ])
-    const taken = new Set(ids.filter((_, i) => rows[i] !== undefined || inputs[i] !== undefined))
-    return { probed: new Set(ids), taken }
-  }
-
-  /** Refuses events that would create a row under an id some row (or input) already has. */
-  async function assertNewRowIds(
-    events: readonly StoredEvent[],
-    alsoInputs: boolean,
-    probe?: IdProbe,
-  ): Promise<void> {
-    const ids = createdRowIds(events)
-    const unprobed = ids.filter((id) => !probe?.probed.has(id))
-    const late = unprobed.length > 0 ? await probeIds(unprobed, alsoInputs) : undefined
-    const taken = ids.find((id) => probe?.taken.has(id) || late?.taken.has(id))
-    if (taken !== undefined) {
+  /**
+   * Stamps and folds events after `base` (append and promote). Rows they create are stored with
+   * `add`, so the database itself refuses an id some row already has (see `persist`); an id of
+   * one of this session's pending inputs is refused here, as promoting that input could then
+   * never create its row. (Admit refuses ids that rows already use.)
+   */
+  function planEvents(sessionId: string, base: Snapshot, events: readonly SessionEvent[], at: number) {
+    const folded = stampAndFold(base.folds, events, sessionId, base.row.headSeq + 1, at)
+    const created = createdRowIds(folded.stored)
+    const pendingIds = new Set(base.pending.map((r) => r.id))
+    const clash = folded.stored.find((e) => e.type === 'assistant/start' && pendingIds.has(e.data.messageId))
+    if (clash?.type === 'assistant/start') {
       throw new SessionlineError(
         'invalid_state',
-        `id ${JSON.stringify(taken)} is already used by a row or an input`,
+        `id ${JSON.stringify(clash.data.messageId)} is a pending input's id`,
         {
-          id: taken,
+          id: clash.data.messageId,
         },
       )
     }
-  }
-
-  /** Writes events after `base` and returns the plan (used by append and promote). */
-  async function planEvents(
-    sessionId: string,
-    base: Snapshot,
-    events: readonly SessionEvent[],
-    at: number,
-    alsoInputs: boolean,
-    probe?: IdProbe,
-  ) {
-    const folded = stampAndFold(base.folds, events, sessionId, base.row.headSeq + 1, at)
-    await assertNewRowIds(folded.stored, alsoInputs, probe)
     const headSeq = base.row.headSeq + events.length
-    return { folded, headSeq }
+    return { folded, headSeq, created }
   }
 
   // --- the public surface ------------------------------------------------------------------
@@ -825,62 +816,55 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     promote: guard('promote', async (sessionId, mode) => {
       const id = sessionIdOf(sessionId)
       const how = parseOrThrow(PromoteMode, mode, 'promote mode')
-      // The inputs the cached state would promote; the transaction checks their ids are free in
-      // the same round trip as it reads the session (a stale guess is checked again after).
-      const likely = loadedEntry(id)?.snap?.pending
-      const guess = likely ? selectForPromotion(likely, how).map((r) => r.id) : []
-      return commit(
-        id,
-        async (base, probe): Promise<Plan<SessionMessage[]>> => {
-          const turn = base.folds.transcript
-          if (how === 'checkpoint' && turn.openTurn === null) {
-            throw new SessionlineError('invalid_state', 'promote checkpoint needs an open turn', {
+      return commit(id, async (base): Promise<Plan<SessionMessage[]>> => {
+        const turn = base.folds.transcript
+        if (how === 'checkpoint' && turn.openTurn === null) {
+          throw new SessionlineError('invalid_state', 'promote checkpoint needs an open turn', {
+            sessionId: id,
+          })
+        }
+        if (how === 'settled' && turn.openTurn !== null) {
+          throw new SessionlineError(
+            'invalid_state',
+            `promote settled needs no open turn (turn ${turn.openTurn} is open)`,
+            {
               sessionId: id,
-            })
-          }
-          if (how === 'settled' && turn.openTurn !== null) {
-            throw new SessionlineError(
-              'invalid_state',
-              `promote settled needs no open turn (turn ${turn.openTurn} is open)`,
-              {
-                sessionId: id,
-                openTurn: turn.openTurn,
-              },
-            )
-          }
-          const chosen = selectForPromotion(base.pending, how)
-          if (chosen.length === 0) return { value: [] }
-          const events: SessionEvent[] =
-            how === 'settled' ? [{ type: 'turn/start', data: { turn: turn.lastTurn + 1 } }] : []
-          for (const r of chosen) {
-            events.push({
-              type: 'user/message',
-              data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
-            })
-          }
-          const at = now()
-          const { folded, headSeq } = await planEvents(id, base, events, at, false, probe)
-          const seqOf = new Map(
-            folded.stored.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
-          )
-          const promoted = chosen.map(
-            (r): InputReceipt => ({ ...r, status: 'promoted', promotedSeq: seqOf.get(r.id), updatedAt: at }),
-          )
-          const taken = new Set(chosen.map((r) => r.id))
-          return {
-            value: folded.rows.filter((row) => taken.has(row.id)),
-            events: folded.stored,
-            rows: folded.rows,
-            inputs: promoted,
-            next: {
-              row: bump(base.row, at, { headSeq }),
-              folds: folded.folds,
-              pending: base.pending.filter((r) => !taken.has(r.id)),
+              openTurn: turn.openTurn,
             },
-          }
-        },
-        () => probeIds(guess, false),
-      )
+          )
+        }
+        const chosen = selectForPromotion(base.pending, how)
+        if (chosen.length === 0) return { value: [] }
+        const events: SessionEvent[] =
+          how === 'settled' ? [{ type: 'turn/start', data: { turn: turn.lastTurn + 1 } }] : []
+        for (const r of chosen) {
+          events.push({
+            type: 'user/message',
+            data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
+          })
+        }
+        const at = now()
+        const { folded, headSeq, created } = planEvents(id, base, events, at)
+        const seqOf = new Map(
+          folded.stored.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
+        )
+        const promoted = chosen.map(
+          (r): InputReceipt => ({ ...r, status: 'promoted', promotedSeq: seqOf.get(r.id), updatedAt: at }),
+        )
+        const taken = new Set(chosen.map((r) => r.id))
+        return {
+          value: folded.rows.filter((row) => taken.has(row.id)),
+          events: folded.stored,
+          rows: folded.rows,
+          created,
+          inputs: promoted,
+          next: {
+            row: bump(base.row, at, { headSeq }),
+            folds: folded.folds,
+            pending: base.pending.filter((r) => !taken.has(r.id)),
+          },
+        }
+      })
     }),
 
     append: guard('append', async (sessionId, events) => {
@@ -901,21 +885,17 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         const entry = await fresh(id)
         return { headSeq: entry.snap?.row.headSeq ?? 0 }
       }
-      const creates = createdRowIds(parsed)
-      return commit(
-        id,
-        async (base, probe): Promise<Plan<{ headSeq: number }>> => {
-          const at = now()
-          const { folded, headSeq } = await planEvents(id, base, parsed, at, true, probe)
-          return {
-            value: { headSeq },
-            events: folded.stored,
-            rows: folded.rows,
-            next: { row: bump(base.row, at, { headSeq }), folds: folded.folds, pending: base.pending },
-          }
-        },
-        () => probeIds(creates, true),
-      )
+      return commit(id, async (base): Promise<Plan<{ headSeq: number }>> => {
+        const at = now()
+        const { folded, headSeq, created } = planEvents(id, base, parsed, at)
+        return {
+          value: { headSeq },
+          events: folded.stored,
+          rows: folded.rows,
+          created,
+          next: { row: bump(base.row, at, { headSeq }), folds: folded.folds, pending: base.pending },
+        }
+      })
     }),
 
     events: guard('events', async (sessionId, request = {}) => {

@@ -336,6 +336,31 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await engine.listSessions()).toEqual([])
     }))
 
+  test('a row is never created under an id a row or a pending input already has', () =>
+    withEngine(async (engine) => {
+      const { id } = await engine.createSession()
+      await engine.admit(id, { id: 'first', text: 'go' })
+      await engine.promote(id, 'settled')
+      await engine.admit(id, { id: 'waiting', text: 'later' })
+      const head = (await engine.getSession(id))?.headSeq
+      const start = (messageId: string): SessionEvent[] => [
+        { type: 'step/start', data: { turn: 1, step: 1 } },
+        { type: 'assistant/start', data: { messageId, turn: 1, step: 1 } },
+      ]
+      expect(await codeOf(engine.append(id, start('first')))).toBe('invalid_state')
+      expect(await codeOf(engine.append(id, start('waiting')))).toBe('invalid_state')
+      const synthetic: SessionEvent = {
+        type: 'user/message',
+        data: { inputId: 'first', text: 'dup', delivery: 'steer', source: 'synthetic' },
+      }
+      expect(await codeOf(engine.append(id, [synthetic]))).toBe('invalid_state')
+      expect((await engine.getSession(id))?.headSeq).toBe(head)
+      expect(await codeOf(engine.admit(id, { id: 'first', text: 'other' }))).toBe('conflict')
+      await engine.append(id, start('m1'))
+      expect(await codeOf(engine.admit(id, { id: 'm1', text: 'clash' }))).toBe('conflict')
+      expect((await engine.promote(id, 'checkpoint')).map((r) => r.id)).toEqual(['waiting'])
+    }))
+
   test('session/created is written by createSession only', () =>
     withEngine(async (engine) => {
       const { id } = await engine.createSession()
