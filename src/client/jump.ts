@@ -23,8 +23,8 @@ export interface JumpOptions {
   pager: OlderPager
   /** Rows per page (default 200). */
   pageSize?: number
-  /** Settles when the window's first load is done; a jump waits for it before it pages. */
-  ready?: () => Promise<void>
+  /** While the window's first load runs, a promise of its end: a jump waits for it before it decides. */
+  ready?: () => Promise<void> | undefined
   onBusy(busy: boolean): void
   onError(error: unknown): void
 }
@@ -39,16 +39,26 @@ export function createJump(options: JumpOptions): Jump {
 
   const covered = () => !pager.hasOlder() || pager.baseSeq() <= target
 
-  async function run(): Promise<void> {
+  /**
+   * Always yields once before it decides, so every call made in the same tick lowers the target
+   * first; it clears `running` in the same step that decides to stop, so no later call can join
+   * a loop that has already finished.
+   */
+  async function run(loading: Promise<void> | undefined, busy: boolean): Promise<void> {
     try {
-      await options.ready?.()
-    } catch {
-      return // the first load failed: the snapshot already says so
-    }
-    if (covered()) return
-    onBusy(true)
-    try {
+      if (loading === undefined) await undefined
+      else {
+        try {
+          await loading
+        } catch {
+          return // the first load failed: the snapshot already says so
+        }
+      }
       while (!covered()) {
+        if (!busy) {
+          busy = true
+          onBusy(true)
+        }
         const before = pager.baseSeq()
         await pager.loadOlder(pageSize)
         if (pager.baseSeq() >= before) break // no progress: stop rather than spin
@@ -56,17 +66,20 @@ export function createJump(options: JumpOptions): Jump {
     } catch (error) {
       onError(error)
     } finally {
-      onBusy(false)
+      running = undefined
+      target = Number.POSITIVE_INFINITY
+      if (busy) onBusy(false)
     }
   }
 
   return (seq) => {
     target = Math.min(target, seq)
     if (running) return running
-    running = run().finally(() => {
-      running = undefined
-      target = Number.POSITIVE_INFINITY
-    })
+    const loading = options.ready?.()
+    // Busy shows at once when the window is loaded and does not cover the seq yet.
+    const busy = loading === undefined && !covered()
+    if (busy) onBusy(true)
+    running = run(loading, busy)
     return running
   }
 }

@@ -247,7 +247,7 @@ export function createSessionView(
 
   const jump = createJump({
     pager: { baseSeq: () => baseSeqOf(window), hasOlder: () => window.hasOlder, loadOlder: fetchOlder },
-    ready: () => ready,
+    ready: () => (status === 'loading' ? ready : undefined),
     onBusy: setBusy,
     onError: softError,
   })
@@ -255,7 +255,7 @@ export function createSessionView(
   let olderRun: Promise<void> | undefined
   function loadOlder(): Promise<void> {
     olderRun ??= (async () => {
-      await ready
+      if (status === 'loading') await ready
       if (disposed || !window.hasOlder) return
       setBusy(true)
       try {

@@ -74,6 +74,23 @@ describe('loadThrough (the jump loop)', () => {
     expect(pager.baseSeq()).toBeLessThanOrEqual(900)
   })
 
+  test('a lower target given in the same tick as a covered one is not lost', async () => {
+    const pager = scriptedPager(2000, 50)
+    const { jump } = harness(pager)
+    const covered = jump(1990) // nothing to do on its own
+    const lower = jump(1500)
+    expect(lower).toBe(covered)
+    await covered
+    expect(pager.baseSeq()).toBeLessThanOrEqual(1500)
+  })
+
+  test('shows busy at once when it will page', () => {
+    const pager = scriptedPager(2000, 50)
+    const { jump, busy } = harness(pager)
+    void jump(100)
+    expect(busy).toEqual([true])
+  })
+
   test('stops on a page that does not move the base', async () => {
     const pager = scriptedPager(2000, 50)
     pager.stuck = true

@@ -1,4 +1,5 @@
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import fc from 'fast-check'
 import { afterEach, describe, expect, test } from 'vitest'
 import type { TimelineRow, TimelineSnapshot } from '../../src/client/types'
 import { createEngine } from '../../src/engine/engine'
@@ -323,6 +324,24 @@ describe('loadThrough over a real engine', () => {
     expect(s.rail.find((item) => item.turn === 401)).toMatchObject({ kind: 'loaded' })
   })
 
+  test('loadOlder prepends one page of the tail size; calls while it runs share it', async () => {
+    const { page, id } = await session()
+    await seedTurns(page.engine, id, 100)
+    const view = page.client.open(id, { tail: 30 })
+    const first = await ready(view)
+    page.calls.clear()
+    const once = view.loadOlder()
+    expect(view.loadOlder()).toBe(once)
+    expect(view.getSnapshot().loadingOlder).toBe(true) // at once
+    await once
+    const s = view.getSnapshot()
+    expect(page.calls.get('page')).toBe(1)
+    expect(s.rows).toHaveLength(60)
+    expect(s.rows.slice(30)).toEqual(first.rows)
+    expect(s.baseSeq).toBeLessThan(first.baseSeq)
+    expect(s.loadingOlder).toBe(false)
+  })
+
   test('is a no-op when the window already covers the seq', async () => {
     const { page, id } = await session()
     await seedTurns(page.engine, id, 100)
@@ -342,6 +361,7 @@ describe('loadThrough over a real engine', () => {
     const high = s.outline[800]!.seq
     const low = s.outline[300]!.seq
     const first = view.loadThrough(high)
+    expect(view.getSnapshot().loadingOlder).toBe(true) // at once
     const second = view.loadThrough(low)
     expect(second).toBe(first)
     await first
@@ -414,6 +434,63 @@ describe('loadThrough over a real engine', () => {
     expect(last.rows.at(-1)?.key).toBe('a-603')
     expect(last.baseSeq).toBeLessThanOrEqual(first.outline[590 - 9 * 40]!.seq)
   })
+})
+
+describe('the window under random schedules', () => {
+  /** Every snapshot's transcript rows are ascending, unique and exactly the transcript between its ends. */
+  function expectContiguous(seen: readonly TimelineSnapshot[], all: readonly number[]) {
+    for (const s of seen) {
+      const seqs = s.rows.flatMap((row) => (row.kind === 'message' ? [row.message.seq] : []))
+      if (seqs.length === 0) continue
+      expect(seqs).toEqual(all.filter((seq) => seq >= seqs[0]! && seq <= seqs.at(-1)!))
+    }
+  }
+
+  test('loadOlder, loadThrough and commits in any interleaving keep a contiguous suffix (fixed seed)', async () => {
+    const op = fc.record({
+      kind: fc.constantFrom('older', 'through', 'turn', 'admit'),
+      at: fc.nat(199),
+      settle: fc.boolean(),
+    })
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(op, { minLength: 4, maxLength: 14 }),
+        fc.integer({ min: 5, max: 60 }),
+        async (ops, tail) => {
+          const page = await openPage()
+          try {
+            const { id } = await page.client.createSession()
+            await seedTurns(page.engine, id, 200)
+            const view = page.client.open(id, { tail })
+            const first = await ready(view)
+            const seen = record(view)
+            let turns = 200
+            const work: Promise<unknown>[] = []
+            for (const { kind, at, settle } of ops) {
+              if (kind === 'older') work.push(view.loadOlder())
+              else if (kind === 'through') work.push(view.loadThrough(first.outline[at]!.seq))
+              else if (kind === 'turn') work.push(seedTurns(page.engine, id, 1, 1, turns++))
+              else work.push(view.admit(`note ${at}`))
+              if (settle) await Promise.all(work)
+            }
+            await Promise.all(work)
+            const settled = await until(view, (s) => s.outline.length === turns && !s.loadingOlder)
+            const lowest = Math.min(
+              ...ops.filter((o) => o.kind === 'through').map((o) => first.outline[o.at]!.seq),
+            )
+            if (Number.isFinite(lowest)) expect(settled.baseSeq).toBeLessThanOrEqual(lowest)
+            const all = (await page.client.loadThrough(id, { seq: 0 })).messages.map((m) => m.seq)
+            expectContiguous(seen, all)
+            expect(settled.rows.filter((row) => row.kind === 'message').at(-1)?.key).toBe(`a-${turns}`)
+            expectUniqueKeys(seen)
+          } finally {
+            await page.close()
+          }
+        },
+      ),
+      { seed: 99, numRuns: 8 },
+    )
+  }, 120_000)
 })
 
 describe('the rail of a long session', () => {
