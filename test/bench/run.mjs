@@ -337,6 +337,21 @@ async function runInNode(report) {
 
 // --- main ----------------------------------------------------------------------------------------------
 
+/** The commit measured, and the library files that differed from it (a shared tree moves). */
+function codeVersion() {
+  const git = (/** @type {string[]} */ args) =>
+    execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trimEnd()
+  try {
+    const changed = git(['status', '--porcelain', '--', 'src', 'worker'])
+    return {
+      commit: git(['rev-parse', '--short', 'HEAD']),
+      uncommitted: changed ? changed.split('\n').map((l) => l.slice(3)) : [],
+    }
+  } catch {
+    return { commit: 'unknown', uncommitted: [] }
+  }
+}
+
 fs.mkdirSync(TMP, { recursive: true })
 fs.mkdirSync(RESULTS, { recursive: true })
 process.env.TMPDIR = TMP
@@ -355,6 +370,7 @@ const report = {
     memoryGb: Math.round(os.totalmem() / 2 ** 30),
   },
   command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
+  code: codeVersion(),
 }
 let exitCode = 0
 try {
@@ -384,8 +400,10 @@ fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
 const extra = option('--out')
 if (extra) fs.writeFileSync(path.resolve(extra), `${JSON.stringify(report, null, 2)}\n`)
 
+const code = /** @type {{ commit: string, uncommitted: string[] }} */ (report.code)
+const dirty = code.uncommitted.length ? ` + ${code.uncommitted.length} uncommitted file(s)` : ''
 console.log(
-  `\n## sessionline vs raw Dexie — ${MODE}, ${PRESET} (${new Date(started).toISOString().slice(0, 16)}Z)\n`,
+  `\n## sessionline vs raw Dexie — ${MODE}, ${PRESET}, ${code.commit}${dirty} (${new Date(started).toISOString().slice(0, 16)}Z)\n`,
 )
 if (MODE === 'node')
   console.log('> fake-indexeddb in Node: proves the suite runs; the figures say nothing about speed.\n')
