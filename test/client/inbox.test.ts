@@ -1,0 +1,108 @@
+import fc from 'fast-check'
+import { expect, test } from 'vitest'
+import { Inbox } from '../../src/client/inbox'
+import { SessionlineError } from '../../src/schema/errors'
+import type { InputReceipt } from '../../src/schema/inputs'
+
+const receipt = (id: string, seq: number, patch: Partial<InputReceipt> = {}): InputReceipt => ({
+  id,
+  sessionId: 's',
+  seq,
+  delivery: 'steer',
+  text: `text of ${id}`,
+  status: 'pending',
+  admittedAt: 100,
+  ...patch,
+})
+
+test('receipts delivered in any order settle on each input’s newest state (fixed seed)', () => {
+  const history = fc.record({
+    delivery: fc.constantFrom('steer' as const, 'queue' as const),
+    edits: fc.nat(3),
+    end: fc.constantFrom('pending' as const, 'promoted' as const, 'cancelled' as const),
+  })
+  fc.assert(
+    fc.property(
+      fc.array(history, { minLength: 1, maxLength: 6 }).chain((inputs) => {
+        // every version of every receipt, as the admit answer, the feed and a pending() read may carry them
+        const versions = inputs.flatMap((h, i) => {
+          const id = `in-${i}`
+          const base = receipt(id, i + 1, { delivery: h.delivery })
+          const list = [base]
+          for (let e = 1; e <= h.edits; e++) list.push({ ...base, text: `edit ${e}`, updatedAt: 100 + e })
+          const last = list.at(-1)!
+          if (h.end !== 'pending') list.push({ ...last, status: h.end, updatedAt: 200 })
+          return list
+        })
+        return fc.tuple(fc.constant(inputs), fc.shuffledSubarray(versions, { minLength: versions.length }))
+      }),
+      ([inputs, delivered]) => {
+        const inbox = new Inbox()
+        for (const r of delivered) inbox.applyReceipt(r)
+        const { steers, queued } = inbox.inputs()
+        const expected = inputs.flatMap((h, i) =>
+          h.end === 'pending'
+            ? [
+                {
+                  id: `in-${i}`,
+                  delivery: h.delivery,
+                  text: h.edits > 0 ? `edit ${h.edits}` : `text of in-${i}`,
+                },
+              ]
+            : [],
+        )
+        const shown = [...steers, ...queued].sort((a, b) => a.seq! - b.seq!)
+        expect(shown.map(({ id, delivery, text }) => ({ id, delivery, text }))).toEqual(expected)
+        expect(steers.every((input) => input.delivery === 'steer')).toBe(true)
+        expect(queued.every((input) => input.delivery === 'queue')).toBe(true)
+      },
+    ),
+    { seed: 31337, numRuns: 500 },
+  )
+})
+
+test('a local input is sending, then failed, then pending once a receipt arrives; settled never comes back', () => {
+  const inbox = new Inbox()
+  inbox.sending('a', 'hello', 'steer')
+  expect(inbox.inputs().steers).toMatchObject([{ id: 'a', state: 'sending' }])
+  const error = new SessionlineError('timeout', 'slow')
+  inbox.failed('a', error)
+  expect(inbox.inputs().steers).toMatchObject([{ id: 'a', state: 'failed', error }])
+  inbox.sending('a', 'hello', 'steer') // retry: same row
+  inbox.applyReceipt(receipt('a', 1, { text: 'hello' }))
+  expect(inbox.inputs().steers).toEqual([
+    { id: 'a', text: 'hello', delivery: 'steer', state: 'pending', seq: 1 },
+  ])
+  inbox.settle('a')
+  inbox.applyReceipt(receipt('a', 1, { text: 'hello' })) // a late answer
+  inbox.sending('a', 'hello', 'steer') // even a retry of a promoted id shows nothing
+  expect(inbox.inputs().steers).toEqual([])
+})
+
+test('optimistic edits and cancels hide behind tokens; only the latest one ends them', () => {
+  const inbox = new Inbox()
+  inbox.applyReceipt(receipt('a', 1))
+  const first = inbox.beginEdit('a', 'one')
+  const second = inbox.beginEdit('a', 'two')
+  inbox.endEdit('a', first) // the older edit's answer must not undo the newer one
+  expect(inbox.inputs().steers[0]!.text).toBe('two')
+  inbox.endEdit('a', second)
+  expect(inbox.inputs().steers[0]!.text).toBe('text of a')
+  const cancel = inbox.beginCancel('a')
+  expect(inbox.inputs().steers).toEqual([])
+  inbox.endCancel('a', cancel)
+  expect(inbox.inputs().steers).toHaveLength(1)
+})
+
+test('the same inputs come back as the same arrays and objects', () => {
+  const inbox = new Inbox()
+  inbox.applyReceipt(receipt('a', 1))
+  inbox.applyReceipt(receipt('q', 2, { delivery: 'queue' }))
+  const before = inbox.inputs()
+  expect(inbox.applyReceipt(receipt('a', 1))).toBe(false)
+  expect(inbox.inputs()).toBe(before)
+  inbox.applyReceipt(receipt('q', 2, { delivery: 'queue', text: 'changed', updatedAt: 101 }))
+  const after = inbox.inputs()
+  expect(after.steers).toBe(before.steers)
+  expect(after.queued).not.toBe(before.queued)
+})
