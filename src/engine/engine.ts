@@ -42,6 +42,7 @@ import {
   deleteSessionData,
   eventsBetween,
   getSessionRow,
+  inInboxWrite,
   inRead,
   inRowsRead,
   inWrite,
@@ -356,6 +357,18 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     return { row, folds, pending }
   }
 
+  /**
+   * Inside an inbox write whose cache is behind: the pending receipts as stored. Inbox writes do
+   * not touch the log, so the folds are carried over unread and the cache is caught up after.
+   */
+  async function inboxInTx(
+    sessionId: string,
+    row: SessionRow,
+    cached: Snapshot | undefined,
+  ): Promise<Snapshot> {
+    return { row, folds: cached?.folds ?? initFolds(), pending: await pendingReceipts(db, sessionId) }
+  }
+
   // --- publishing --------------------------------------------------------------------------
 
   /** Moves the cache from `base` to `next` and tells the watchers what changed. */
@@ -515,9 +528,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     sessionId: string,
     plan: (base: Snapshot, prefetched: P) => Promise<Plan<T>>,
     prefetch?: () => Promise<P>,
+    scope: 'log' | 'inbox' = 'log',
   ): Promise<T> {
     const entry = await loaded(sessionId)
-    const { base, out } = await inWrite(db, async () => {
+    const transaction = scope === 'inbox' ? inInboxWrite : inWrite
+    const { base, out } = await transaction(db, async () => {
       // Every IndexedDB request is a round trip to the storage process: what the plan will need
       // is asked for together with the session row, not after it.
       const [row, prefetched] = await Promise.all([
@@ -526,7 +541,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       ])
       if (!row) throw notFound(sessionId)
       const cached = entry.snap
-      const base = cached && cached.row.rev === row.rev ? cached : await snapshotInTx(sessionId, row)
+      const base =
+        cached && cached.row.rev === row.rev
+          ? cached
+          : scope === 'inbox'
+            ? await inboxInTx(sessionId, row, cached)
+            : await snapshotInTx(sessionId, row)
       const out = await plan(base, prefetched)
       if (out.next) await persist(sessionId, base, out)
       return { base, out }
@@ -539,8 +559,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     if (current?.row.rev === base.row.rev) advance(entry, next, change)
     else if (current && current.row.rev < next.row.rev) {
       // The cache had missed another engine's commits: watchers get those and ours from the
-      // database, in order; with nobody watching, the new state is all that matters.
-      if (entry.feed.size > 0) void catchUp(entry)
+      // database, in order; with nobody watching, the new state is all that matters (an inbox
+      // write never read the folds, so it always catches up from the database).
+      if (entry.feed.size > 0 || scope === 'inbox') void catchUp(entry)
       else advance(entry, next, change)
     }
     return out.value
@@ -753,6 +774,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           }
         },
         () => Promise.all([db.inputs.get(inputId), db.messages.get(inputId)]),
+        'inbox',
       )
       if (created) notifyInput(id)
       return receipt
@@ -778,6 +800,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           }
         },
         () => db.inputs.get(input),
+        'inbox',
       )
     }),
 
@@ -805,6 +828,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           }
         },
         () => db.inputs.get(input),
+        'inbox',
       )
       if (changed) notifyInput(id)
       return edited

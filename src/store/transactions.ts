@@ -13,6 +13,14 @@ export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<
   return db.transaction('rw', [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
 }
 
+/**
+ * A readwrite transaction for inbox writes (admit, cancel, edit), which touch the session row
+ * and receipts and look row ids up; a narrower scope than `inWrite` blocks fewer readers.
+ */
+export function inInboxWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
+  return db.transaction('rw', [db.sessions, db.inputs, db.messages], scope)
+}
+
 /** Runs `scope` in one readonly transaction: every read inside sees one consistent state. */
 export function inRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
   return db.transaction('r', [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
