@@ -73,8 +73,9 @@ export function exposeEngine(
     }
     try {
       unsubscribe = await engine.watch(sessionId, (change) => {
-        // A page that went away without unsubscribing: its port rejects, so stop pushing to it.
-        Promise.resolve(listener(change)).catch(stop)
+        // A listener that throws on the page is the page's bug; it stays subscribed, and the
+        // rejection must not surface here as an unhandled one.
+        Promise.resolve(listener(change)).catch(() => undefined)
       })
     } catch (error) {
       release()
