@@ -94,15 +94,6 @@ export class Inbox {
     return this.#touch()
   }
 
-  isSettled(id: string): boolean {
-    return this.#settled.has(id)
-  }
-
-  /** Whether the engine knows this input (a receipt was seen). */
-  isKnown(id: string): boolean {
-    return this.#receipts.has(id)
-  }
-
   /** Whether this input only exists on this page (its admit failed or is on its way). */
   isLocalOnly(id: string): boolean {
     return this.#local.has(id) && !this.#receipts.has(id)
@@ -135,7 +126,7 @@ export class Inbox {
     this.#touch()
   }
 
-  /** Shows `text` for the input until `end(token)`; returns the token. */
+  /** Shows `text` for the input until `endEdit(token)`; returns the token. */
   beginEdit(id: string, text: string): object {
     const token = {}
     this.#edits.set(id, { value: text, token })
