@@ -532,7 +532,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   ): Promise<T> {
     const entry = await loaded(sessionId)
     const transaction = scope === 'inbox' ? inInboxWrite : inWrite
-    const { base, out } = await transaction(db, async () => {
+    const { base, out, complete } = await transaction(db, async () => {
       // Every IndexedDB request is a round trip to the storage process: what the plan will need
       // is asked for together with the session row, not after it.
       const [row, prefetched] = await Promise.all([
@@ -549,19 +549,19 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
             : await snapshotInTx(sessionId, row)
       const out = await plan(base, prefetched)
       if (out.next) await persist(sessionId, base, out)
-      return { base, out }
+      // An inbox write on a stale cache carried the folds over unread: its state is partial.
+      return { base, out, complete: base === cached || scope === 'log' }
     })
     const next = out.next
     if (!next) return out.value
     channel?.postMessage({ sessionId, rev: next.row.rev } satisfies CommitNote)
     const change = { events: out.events ?? [], rows: out.rows ?? [], inputs: out.inputs ?? [] }
     const current = entry.snap
-    if (current?.row.rev === base.row.rev) advance(entry, next, change)
+    if (current && current.row.rev === base.row.rev && complete) advance(entry, next, change)
     else if (current && current.row.rev < next.row.rev) {
       // The cache had missed another engine's commits: watchers get those and ours from the
-      // database, in order; with nobody watching, the new state is all that matters (an inbox
-      // write never read the folds, so it always catches up from the database).
-      if (entry.feed.size > 0 || scope === 'inbox') void catchUp(entry)
+      // database, in order; with nobody watching, a complete new state is all that matters.
+      if (entry.feed.size > 0 || !complete) void catchUp(entry)
       else advance(entry, next, change)
     }
     return out.value
