@@ -47,7 +47,8 @@ import {
   inRowsRead,
   inWrite,
   pendingReceipts,
-  projectionRows,
+  projectionStates,
+  putProjectionStates,
   receiptsFrom,
   rowsBelow,
   rowsFrom,
@@ -259,14 +260,36 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   }
 
   /** Fold states from cached projection rows, or undefined when one is missing or outdated. */
-  function foldsFrom(rows: readonly (ProjectionRow | undefined)[]): Folds | undefined {
+  function foldsFrom(rows: ReadonlyMap<string, ProjectionRow>): Folds | undefined {
     const folds = initFolds() as unknown as Record<string, unknown>
-    for (const [i, name] of FOLD_NAMES.entries()) {
-      const row = rows[i]
+    for (const name of FOLD_NAMES) {
+      const row = rows.get(name)
       if (!row || row.version !== CACHED_FOLDS[name].version) return undefined
       folds[name] = row.state
     }
     return folds as unknown as Folds
+  }
+
+  /** Stores the folds that differ from `previous` (all of them without it). */
+  function putFolds(
+    sessionId: string,
+    throughSeq: number,
+    folds: Folds,
+    previous?: Folds,
+  ): Promise<unknown> | undefined {
+    const changed = FOLD_NAMES.filter((name) => folds[name] !== previous?.[name])
+    if (changed.length === 0) return undefined
+    return putProjectionStates(
+      db,
+      sessionId,
+      throughSeq,
+      changed.map((name) => ({
+        name,
+        version: CACHED_FOLDS[name].version,
+        state: folds[name],
+        previous: previous?.[name],
+      })),
+    )
   }
 
   /** Cold open: cached state when it is current, else one rebuild from the log. */
@@ -275,7 +298,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const row = await getSessionRow(db, sessionId)
       if (!row) return undefined
       const [cached, pending] = await Promise.all([
-        projectionRows(db, sessionId, FOLD_NAMES),
+        projectionStates(db, sessionId),
         pendingReceipts(db, sessionId),
       ])
       return { row, cached, pending }
@@ -293,12 +316,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
    * the states (and, when the transcript fold changed, the rows of a native session) in one
    * transaction that first folds whatever was appended meanwhile.
    */
-  async function rebuild(
-    sessionId: string,
-    cached: readonly (ProjectionRow | undefined)[],
-  ): Promise<Snapshot> {
-    const transcriptStale =
-      cached[FOLD_NAMES.indexOf('transcript')]?.version !== CACHED_FOLDS.transcript.version
+  async function rebuild(sessionId: string, cached: ReadonlyMap<string, ProjectionRow>): Promise<Snapshot> {
+    const transcriptStale = cached.get('transcript')?.version !== CACHED_FOLDS.transcript.version
     let folds = initFolds()
     const rows = new Map<string, SessionMessage>()
     let through = 0
@@ -317,18 +336,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const folded = foldEvents(folds, rest)
       for (const r of folded.rows) rows.set(r.id, r)
       const next: SessionRow = { ...row, rev: row.rev + 1 }
-      const writes: Promise<unknown>[] = [
-        db.projections.bulkPut(
-          FOLD_NAMES.map((name) => ({
-            sessionId,
-            name,
-            version: CACHED_FOLDS[name].version,
-            throughSeq: row.headSeq,
-            state: folded.folds[name],
-          })),
-        ),
-        db.sessions.put(next),
-      ]
+      const writes: Promise<unknown>[] = [db.sessions.put(next)]
+      const states = putFolds(sessionId, row.headSeq, folded.folds)
+      if (states) writes.push(states)
       // Imported sessions hold rows that no event produced; only a native log can rewrite them.
       if (transcriptStale && row.source === 'native') {
         await db.messages
@@ -345,7 +355,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   /** Inside a transaction: the session's state as stored (when the cache is behind). */
   async function snapshotInTx(sessionId: string, row: SessionRow): Promise<Snapshot> {
     const [cached, pending] = await Promise.all([
-      projectionRows(db, sessionId, FOLD_NAMES),
+      projectionStates(db, sessionId),
       pendingReceipts(db, sessionId),
     ])
     let folds = foldsFrom(cached)
@@ -462,7 +472,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         const small = row.source === 'native' && gap >= 0 && gap <= CATCH_UP_EVENTS
         const [events, cached, pending, admitted] = await Promise.all([
           small && gap > 0 ? eventsBetween(db, id, base.row.headSeq, row.headSeq) : [],
-          small ? undefined : projectionRows(db, id, FOLD_NAMES),
+          small ? undefined : projectionStates(db, id),
           pendingReceipts(db, id),
           receiptsFrom(db, id, base.row.nextInputSeq),
         ])
@@ -580,16 +590,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       if (updated.length > 0) writes.push(db.messages.bulkPut(updated))
     }
     if (out.inputs?.length) writes.push(db.inputs.bulkPut(out.inputs))
-    const states = FOLD_NAMES.filter((name) => next.folds[name] !== base.folds[name]).map(
-      (name): ProjectionRow => ({
-        sessionId,
-        name,
-        version: CACHED_FOLDS[name].version,
-        throughSeq: next.row.headSeq,
-        state: next.folds[name],
-      }),
-    )
-    if (states.length > 0) writes.push(db.projections.bulkPut(states))
+    const states = putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
+    if (states) writes.push(states)
     await Promise.all(writes)
   }
 
@@ -681,15 +683,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         await Promise.all([
           db.sessions.add(row),
           db.events.bulkAdd(folded.stored),
-          db.projections.bulkPut(
-            FOLD_NAMES.map((name) => ({
-              sessionId: id,
-              name,
-              version: CACHED_FOLDS[name].version,
-              throughSeq: 1,
-              state: folded.folds[name],
-            })),
-          ),
+          putFolds(id, 1, folded.folds),
         ])
         return { row, folds: folded.folds, pending: [] } satisfies Snapshot
       })

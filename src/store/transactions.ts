@@ -7,6 +7,7 @@ import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
+import { decodeStates, encodeState } from './projection-state'
 
 /** Runs `scope` in one readwrite transaction over every table; it commits when `scope` settles. */
 export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
@@ -61,12 +62,29 @@ export function eventsBetween(
   return (limit === undefined ? range : range.limit(limit)).toArray()
 }
 
-export function projectionRows(
+/** Every cached fold state of a session, by projection name, in one range read. */
+export async function projectionStates(
   db: SessionlineDb,
   sessionId: string,
-  names: readonly string[],
-): Promise<(ProjectionRow | undefined)[]> {
-  return db.projections.bulkGet(names.map((name) => [sessionId, name] as [string, string]))
+): Promise<Map<string, ProjectionRow>> {
+  const rows = await db.projections
+    .where('[sessionId+name]')
+    .between([sessionId, MIN_KEY], [sessionId, MAX_KEY])
+    .toArray()
+  return decodeStates(rows)
+}
+
+/** Stores fold states; `previous` (the states they replace) lets unchanged chunks stay unwritten. */
+export function putProjectionStates(
+  db: SessionlineDb,
+  sessionId: string,
+  throughSeq: number,
+  states: ReadonlyArray<{ name: string; version: number; state: unknown; previous?: unknown }>,
+): Promise<unknown> {
+  const rows = states.flatMap(({ name, version, state, previous }) =>
+    encodeState(sessionId, name, version, throughSeq, state, previous),
+  )
+  return db.projections.bulkPut(rows)
 }
 
 export interface RowWindow {

@@ -1,5 +1,7 @@
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { describe, expect, test } from 'vitest'
+import { replay } from '../../src/core/projection'
+import { turnOutline } from '../../src/core/turn-outline'
 import type { Engine } from '../../src/engine/types'
 import type { SessionEvent } from '../../src/schema/events'
 import { openDb } from '../../src/store/db'
@@ -136,6 +138,57 @@ describe('cold open', () => {
       expect(await engine.projection(id, 'usage')).toEqual(seen.totals)
     } finally {
       await close()
+    }
+  })
+
+  test('a long outline is stored in chunks and a new turn rewrites only the last one', async () => {
+    const dbName = freshDbName('long')
+    const { engine, close } = await make({ dbName })
+    const turnOf = (turn: number): SessionEvent[] => [
+      { type: 'turn/start', data: { turn } },
+      {
+        type: 'user/message',
+        data: { inputId: `u${turn}`, text: `ask ${turn}`, delivery: 'steer', source: 'user' },
+      },
+      { type: 'step/start', data: { turn, step: 1 } },
+      { type: 'assistant/start', data: { messageId: `a${turn}`, turn, step: 1 } },
+      { type: 'assistant/delta', data: { messageId: `a${turn}`, text: `answer ${turn}` } },
+      { type: 'assistant/end', data: { messageId: `a${turn}`, finish: 'stop' } },
+      { type: 'step/end', data: { turn, step: 1, usage: { input: 1, output: 1 } } },
+      { type: 'turn/end', data: { turn, reason: 'completed' } },
+    ]
+    const { id } = await engine.createSession({ id: 's' })
+    try {
+      for (let first = 1; first <= 600; first += 100) {
+        await engine.append(id, Array.from({ length: 100 }, (_, i) => turnOf(first + i)).flat())
+      }
+      const outline = await engine.projection(id, 'turnOutline')
+      expect(outline).toHaveLength(600)
+      await engine.append(id, turnOf(601))
+      const events = await engine.events(id, { limit: 10_000 })
+      expect(await engine.projection(id, 'turnOutline')).toEqual(
+        turnOutline.view(replay(turnOutline, events)),
+      )
+    } finally {
+      await close()
+    }
+    const db = openDb(dbName, { indexedDB, IDBKeyRange })
+    const rows = await db.projections.where('[sessionId+name]').between(['s', ''], ['s', '\uffff']).toArray()
+    db.close()
+    const chunks = rows.filter((row) => row.name.startsWith('turnOutline#entries#'))
+    expect(chunks.length).toBe(3)
+    // Only the chunk holding turn 601 was written by the last append.
+    const head = Math.max(...rows.map((row) => row.throughSeq))
+    expect(chunks.filter((row) => row.throughSeq === head).map((row) => row.name)).toEqual([
+      'turnOutline#entries#2',
+    ])
+    const reopened = await make({ dbName })
+    try {
+      const outline = await reopened.engine.projection('s', 'turnOutline')
+      expect(outline).toHaveLength(601)
+      expect(outline.at(-1)).toMatchObject({ turn: 601, prompt: 'ask 601', response: 'answer 601' })
+    } finally {
+      await reopened.close()
     }
   })
 
