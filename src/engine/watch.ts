@@ -9,15 +9,17 @@ import type { ChangeListener, SessionChange, Unsubscribe } from './types'
 
 export interface SessionFeed {
   readonly size: number
-  /** `onFirst`/`onLast` fire when the feed gains its first listener and loses its last. */
+  /** Subscribes; the returned function unsubscribes once (later calls do nothing). */
   add(listener: ChangeListener): Unsubscribe
   /** Delivers a committed change now. */
   push(change: SessionChange): void
   /** Asks for one live preview on the next tick; `compute` runs then (undefined: nothing to show). */
   requestLive(compute: () => SessionChange | undefined): void
+  /** Drops every listener (the session is gone or the engine closed). */
   clear(): void
 }
 
+/** Fire when the feed gains its first listener and loses its last (views are computed only between). */
 export interface FeedHooks {
   onFirst?(): void
   onLast?(): void
