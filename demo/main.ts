@@ -55,7 +55,9 @@ function render(): void {
   frame = 0
   if (!view) return
   const snapshot = view.getSnapshot()
-  transcript.render(snapshot.rows, snapshot)
+  // While a jump pages older rows in, the rows are rendered once, when they are all there.
+  if (jumpingTurn === undefined) transcript.render(snapshot.rows)
+  transcript.setWindow(snapshot)
   tray.render(snapshot.queued)
   composer.setState({ enabled: snapshot.status !== 'error', running: isRunning(snapshot) })
   rail.update({ items: snapshot.rail, current: transcript.readingTurn(), busy: jumpingTurn })
@@ -123,7 +125,7 @@ async function jump(item: RailItem): Promise<void> {
     return
   }
   jumpingTurn = item.turn
-  schedule()
+  render() // shows the mark busy now, not a frame later
   try {
     await target.loadThrough(item.seq)
   } finally {

@@ -35,6 +35,7 @@ export class RowView {
   private readonly retry = h('button', { class: 'link-button', text: 'Retry', attrs: { type: 'button' } })
   private readonly body = h('div', { class: 'row__body' })
   private current: TimelineRow | undefined
+  private turnStart = false
 
   constructor(
     readonly key: string,
@@ -57,6 +58,14 @@ export class RowView {
   /** The turn this row belongs to; pending inputs have none yet. */
   get turn(): number | undefined {
     return this.current?.kind === 'message' ? this.current.message.turn : undefined
+  }
+
+  /** Marks the first row of a turn, which shows the turn's number above it. */
+  setTurnStart(starts: boolean): void {
+    if (starts === this.turnStart) return
+    this.turnStart = starts
+    toggleClass(this.node, 'row--turn-start', starts)
+    setAttrs(this.node, { 'data-turn-label': starts ? `Turn ${this.turn}` : undefined })
   }
 
   update(row: TimelineRow): void {

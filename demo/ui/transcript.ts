@@ -1,5 +1,5 @@
 import type { TimelineRow } from '../../src/index'
-import { h, setAttrs, toggleClass } from './dom'
+import { h, setAttrs } from './dom'
 import { type RowActions, RowView } from './row'
 
 /** How far below the viewport's top a jump lands its row. */
@@ -39,6 +39,8 @@ export class Transcript {
   private stick = true
   private canLoadOlder = false
   private scrollQueued = false
+  /** A pointer is down on the scroller (dragging its scrollbar). */
+  private dragging = false
 
   constructor(
     host: HTMLElement,
@@ -53,6 +55,23 @@ export class Transcript {
     this.latest.addEventListener('click', () => this.followTail())
     host.append(this.scroller, this.latest)
     this.scroller.addEventListener('scroll', () => this.onScroll(), { passive: true })
+    // Only the reader lets go of the tail: rows growing, or getting their real height as they
+    // come into view, move the scroll position too, and must not.
+    this.scroller.addEventListener('wheel', (event) => event.deltaY < 0 && this.release(), { passive: true })
+    this.scroller.addEventListener('touchmove', () => this.release(), { passive: true })
+    this.scroller.addEventListener('keydown', (event) => {
+      if (['ArrowUp', 'PageUp', 'Home'].includes(event.key) || (event.key === ' ' && event.shiftKey))
+        this.release()
+    })
+    this.scroller.addEventListener('pointerdown', () => {
+      this.dragging = true
+    })
+    window.addEventListener('pointerup', () => {
+      this.dragging = false
+    })
+    new ResizeObserver(() => {
+      if (this.stick) this.pinToBottom()
+    }).observe(this.list)
   }
 
   get following(): boolean {
@@ -67,16 +86,20 @@ export class Transcript {
     this.stick = true
   }
 
-  /** Reconciles the DOM with `rows`; call at most once per frame. */
-  render(rows: readonly TimelineRow[], state: { hasOlder: boolean; loadingOlder: boolean }): void {
+  /** Whether older rows exist and are being loaded (busy while they are). */
+  setWindow(state: { hasOlder: boolean; loadingOlder: boolean }): void {
     this.canLoadOlder = state.hasOlder && !state.loadingOlder
     setAttrs(this.scroller, { 'aria-busy': state.loadingOlder ? 'true' : undefined })
-    this.empty.hidden = rows.length > 0 || state.hasOlder
+    this.empty.hidden = this.rendered.length > 0 || state.hasOlder
+  }
+
+  /** Reconciles the DOM with `rows`; call at most once per frame. */
+  render(rows: readonly TimelineRow[]): void {
     if (rows === this.rendered) return
     const anchor = this.stick ? undefined : this.captureAnchor()
     this.reconcile(rows)
     this.rendered = rows
-    if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight
+    if (this.stick) this.pinToBottom()
     else if (anchor?.node.isConnected) this.scroller.scrollTop = anchor.node.offsetTop - anchor.offset
   }
 
@@ -89,6 +112,10 @@ export class Transcript {
   followTail(): void {
     this.stick = true
     this.latest.hidden = true
+    this.pinToBottom()
+  }
+
+  private pinToBottom(): void {
     this.scroller.scrollTop = this.scroller.scrollHeight
   }
 
@@ -161,9 +188,7 @@ export class Transcript {
       }
       view.update(row)
       const turn = view.turn
-      const startsTurn = turn !== undefined && turn > 0 && turn !== previousTurn
-      toggleClass(view.node, 'row--turn-start', startsTurn)
-      setAttrs(view.node, { 'data-turn-label': startsTurn ? `Turn ${turn}` : undefined })
+      view.setTurnStart(turn !== undefined && turn > 0 && turn !== previousTurn)
       if (turn !== undefined) previousTurn = turn
       if (view.node === cursor) cursor = cursor.nextSibling
       else this.list.insertBefore(view.node, cursor)
@@ -172,8 +197,11 @@ export class Transcript {
 
   private onScroll(): void {
     const { scrollTop, scrollHeight, clientHeight } = this.scroller
-    this.stick = scrollHeight - scrollTop - clientHeight < STICK_SLACK
-    this.latest.hidden = this.stick
+    if (scrollHeight - scrollTop - clientHeight < STICK_SLACK) {
+      this.stick = true
+      this.latest.hidden = true
+    } else if (this.stick && this.dragging) this.release()
+    else if (this.stick) this.pinToBottom()
     if (scrollTop < LOAD_OLDER_AT && this.canLoadOlder && !this.stick) {
       this.canLoadOlder = false
       this.options.loadOlder()

@@ -88,6 +88,54 @@ async function installProbe(page: Page): Promise<void> {
   })
 }
 
+/**
+ * Keyboard only: from the transcript, Tab reaches the rail's one tabbable mark, Home moves to
+ * turn 1 (not loaded yet), Enter loads and lands it. Returns how long that took and where it landed.
+ */
+async function jumpToFirstTurnByKeyboard(page: Page, timeout: number) {
+  await page.focus('.transcript')
+  await page.keyboard.press('Tab')
+  expect(await page.evaluate(() => document.activeElement?.classList.contains('rail__mark'))).toBe(true)
+  await page.keyboard.press('Home')
+  const focused = await page.evaluate(() => ({
+    turn: (document.activeElement as HTMLElement).dataset.turn,
+    label: document.activeElement?.getAttribute('aria-label'),
+  }))
+  expect(focused).toEqual({ turn: '1', label: 'Load and jump to turn 1' })
+  expect(await page.$('.row[data-turn="1"]')).toBeNull()
+
+  await page.evaluate(() => {
+    const mark = document.activeElement!
+    new MutationObserver(() => {
+      if (mark.getAttribute('aria-busy') === 'true') mark.setAttribute('data-was-busy', '')
+    }).observe(mark, { attributes: true, attributeFilter: ['aria-busy'] })
+  })
+  const started = Date.now()
+  await page.keyboard.press('Enter')
+  await page.waitForFunction(
+    () => document.querySelector('.rail__mark[data-turn="1"]')?.getAttribute('aria-current') === 'true',
+    undefined,
+    { timeout },
+  )
+  const ms = Date.now() - started
+  const landing = await page.evaluate(() => {
+    const viewport = document.querySelector('.transcript')!.getBoundingClientRect()
+    const row = document.querySelector('.row[data-turn="1"]')!.getBoundingClientRect()
+    const mark = document.querySelector('.rail__mark[data-turn="1"]')!
+    return {
+      offset: row.top - viewport.top,
+      busy: mark.getAttribute('aria-busy'),
+      kind: mark.getAttribute('data-kind'),
+      current: document.querySelectorAll('.rail__mark[aria-current]').length,
+      focused: document.activeElement === mark,
+      wasBusy: mark.hasAttribute('data-was-busy'),
+      rows: document.querySelectorAll('.transcript__rows > .row').length,
+    }
+  })
+  expect(landing).toMatchObject({ busy: null, wasBusy: true, kind: 'loaded', current: 1, focused: true })
+  return { ms, offset: landing.offset, rows: landing.rows }
+}
+
 describe('the playground in Chromium', () => {
   test('steer: the pending row shows within a frame and is promoted in place', async () => {
     const { page } = await start('?wordDelayMs=60&toolRate=0')
@@ -249,52 +297,40 @@ describe('the playground in Chromium', () => {
     const marks = await page.$$eval('.rail__mark', (list) => list.length)
     expect(marks).toBeGreaterThan(0)
 
-    // Keyboard only: from the transcript, Tab reaches the rail's one tabbable mark; Home goes to turn 1.
-    await page.focus('.transcript')
-    await page.keyboard.press('Tab')
-    expect(await page.evaluate(() => document.activeElement?.classList.contains('rail__mark'))).toBe(true)
-    await page.keyboard.press('Home')
-    const focused = await page.evaluate(() => ({
-      turn: (document.activeElement as HTMLElement).dataset.turn,
-      label: document.activeElement?.getAttribute('aria-label'),
-    }))
-    expect(focused).toEqual({ turn: '1', label: 'Load and jump to turn 1' })
-    expect(await page.$('.row[data-turn="1"]')).toBeNull()
-
-    const started = Date.now()
-    await page.keyboard.press('Enter')
-    await page.waitForSelector('.row[data-turn="1"]', { timeout: 15_000 })
-    await page.waitForFunction(
-      () => document.querySelector('.rail__mark[data-turn="1"]')?.getAttribute('aria-current') === 'true',
-      undefined,
-      { timeout: 5_000 },
-    )
-    figures['jump to unloaded turn 1 (88 turns)'] = `${Date.now() - started} ms`
-    const landing = await page.evaluate(() => {
-      const viewport = document.querySelector('.transcript')!.getBoundingClientRect()
-      const row = document.querySelector('.row[data-turn="1"]')!.getBoundingClientRect()
-      const mark = document.querySelector('.rail__mark[data-turn="1"]')!
-      return {
-        offset: row.top - viewport.top,
-        busy: mark.getAttribute('aria-busy'),
-        kind: mark.getAttribute('data-kind'),
-        current: document.querySelectorAll('.rail__mark[aria-current]').length,
-      }
-    })
-    figures['turn 1 lands below viewport top'] = `${landing.offset.toFixed(0)} px`
-    expect(landing.offset).toBeGreaterThanOrEqual(0)
-    expect(landing.offset).toBeLessThanOrEqual(160)
-    expect(landing).toMatchObject({ busy: null, kind: 'loaded', current: 1 })
+    const { ms, offset } = await jumpToFirstTurnByKeyboard(page, 15_000)
+    figures['jump to unloaded turn 1 (88 turns)'] = `${ms} ms`
+    figures['turn 1 lands below viewport top'] = `${offset.toFixed(0)} px`
+    expect(offset).toBeGreaterThanOrEqual(0)
+    expect(offset).toBeLessThanOrEqual(160)
     await page.waitForTimeout(300) // nothing may drift the landing afterwards
     const settled = await page.evaluate(
       () =>
         document.querySelector('.row[data-turn="1"]')!.getBoundingClientRect().top -
         document.querySelector('.transcript')!.getBoundingClientRect().top,
     )
-    expect(Math.abs(settled - landing.offset)).toBeLessThan(2)
+    expect(Math.abs(settled - offset)).toBeLessThan(2)
     await screenshot(page, 'rail-jump')
     expect(await noticeText(page)).toBe('')
   })
+
+  test('a 10,000-turn session: the rail covers every turn, and a jump to turn 1 lands it', async () => {
+    const { page } = await start()
+    await page.click('[data-seed="10000"]')
+    await page.waitForSelector('.sessions__open[aria-current] >> text=10,000 turns (seeded)', {
+      timeout: 150_000,
+    })
+    await page.waitForSelector('.row[data-turn="10000"]')
+    figures['seed 10,000 turns'] =
+      `${await page.$eval('#seed-status', (el) => (el as HTMLElement).dataset.seconds)} s`
+    expect(await page.$eval('.rail__track', (track) => (track as HTMLElement).style.height)).toBe('100000px')
+    expect(await page.$$eval('.rail__mark', (marks) => marks.length)).toBeLessThan(200)
+    const { ms, offset, rows } = await jumpToFirstTurnByKeyboard(page, 60_000)
+    figures['jump to unloaded turn 1 (10,000 turns)'] =
+      `${ms} ms, ${rows} rows rendered, lands at ${offset.toFixed(0)} px`
+    expect(offset).toBeGreaterThanOrEqual(0)
+    expect(offset).toBeLessThanOrEqual(160)
+    expect(await noticeText(page)).toBe('')
+  }, 240_000)
 
   test('two tabs on one session: an input admitted in one shows in the other within a second', async () => {
     const { page, browser } = await start('?wordDelayMs=30&toolRate=0')
