@@ -10,6 +10,7 @@ import type {
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
 import { Composer } from './ui/composer'
+import { ImportZone } from './ui/import-zone'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
 import { SessionList } from './ui/session-list'
@@ -148,13 +149,13 @@ async function refreshSessions(): Promise<void> {
   sessionList.render(sessions, view?.sessionId)
 }
 
-async function openSession(id: string): Promise<void> {
-  if (view?.sessionId === id) return
+async function openSession(id: string, reopen = false): Promise<void> {
+  if (view?.sessionId === id && !reopen) return
   unsubscribe?.()
   view?.dispose()
   transcript.reset()
   jumpingTurn = undefined
-  const opened = client.open(id)
+  const opened = client.open(id, { includeInactive: showSuperseded.checked })
   view = opened
   unsubscribe = opened.subscribe(schedule)
   const session = sessions.find((s) => s.id === id)
@@ -166,6 +167,27 @@ async function openSession(id: string): Promise<void> {
   showNotice(undefined)
   render()
 }
+
+// --- transcript import ---
+const importStatus = $('#import-status')
+const showSuperseded = $<HTMLInputElement>('#show-superseded')
+new ImportZone($('#dropzone'), $<HTMLInputElement>('#import-file'), {
+  async importFile(file) {
+    importStatus.textContent = `Importing ${file.name}…`
+    try {
+      const session = await client.importTranscript({ blob: file, name: file.name })
+      importStatus.textContent = `Imported ${file.name}`
+      await refreshSessions()
+      await openSession(session.id, true)
+    } catch (error) {
+      importStatus.textContent = `${file.name}: ${messageOf(error)}`
+    }
+  },
+})
+// Superseded rows (abandoned branches, history replaced by compaction) are read only on request.
+showSuperseded.addEventListener('change', () => {
+  if (view) void openSession(view.sessionId, true)
+})
 
 async function newSession(title = `Session ${sessions.length + 1}`): Promise<void> {
   const session = await client.createSession({ title })

@@ -1,3 +1,6 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { startServer } from '../../demo/serve.mjs'
@@ -43,6 +46,9 @@ async function start(query = ''): Promise<{ page: Page; browser: Browser }> {
   return { page, browser }
 }
 
+const PI_FIXTURE = fileURLToPath(
+  new URL('../import/fixtures/pi/tree-v3-branch-compaction.jsonl', import.meta.url),
+)
 const lastAssistant = '.transcript__rows > .row[data-role="assistant"]:last-child'
 
 /** Installs, in the page, a frame counter and an observer that records when rows appear and any duplicate key. */
@@ -86,6 +92,55 @@ async function installProbe(page: Page): Promise<void> {
       for (const [key, count] of counts) if (count > 1) probe.duplicates.push(key)
     }).observe(rows, { childList: true, subtree: true, attributes: true, characterData: true })
   })
+}
+
+interface ChatRequest {
+  authorization?: string
+  body: { model?: string; messages?: unknown[] }
+}
+
+/** A tiny OpenAI-compatible server on 127.0.0.1 that streams `words` as chat-completion chunks. */
+async function startChatServer(words: readonly string[]) {
+  const requests: ChatRequest[] = []
+  const cors = {
+    'access-control-allow-origin': '*',
+    'access-control-allow-headers': 'authorization, content-type',
+    'access-control-allow-methods': 'POST, OPTIONS',
+  }
+  const server = createServer(async (request, response) => {
+    if (request.method === 'OPTIONS') {
+      response.writeHead(204, cors).end()
+      return
+    }
+    let text = ''
+    for await (const chunk of request) text += chunk
+    requests.push({ authorization: request.headers.authorization, body: JSON.parse(text) })
+    response.writeHead(200, { ...cors, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+    const chunk = (delta: object, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`
+    for (const word of words) {
+      response.write(chunk({ content: word }))
+      await new Promise((done) => setTimeout(done, 20))
+    }
+    response.write(
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+    )
+    response.write(
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 12, completion_tokens: 5 } })}\n\n`,
+    )
+    response.end('data: [DONE]\n\n')
+  })
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    requests,
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections()
+        server.close(() => done())
+      }),
+  }
 }
 
 /**
@@ -331,6 +386,69 @@ describe('the playground in Chromium', () => {
     expect(offset).toBeLessThanOrEqual(160)
     expect(await noticeText(page)).toBe('')
   }, 240_000)
+
+  test('import: a Pi session file becomes a session, and its superseded history shows on request', async () => {
+    const { page } = await start()
+    await page.setInputFiles('#import-file', PI_FIXTURE)
+    await page.waitForSelector('.sessions__open[aria-current] >> text=pi import', { timeout: 15_000 })
+    await page.waitForSelector('.transcript__rows > .row')
+    const visible = await page.$$eval('.transcript__rows > .row', (rows) => rows.length)
+    expect(await page.$$eval('.row--superseded', (rows) => rows.length)).toBe(0)
+    await page.check('#show-superseded')
+    await page.waitForSelector('.row--superseded')
+    const all = await page.$$eval('.transcript__rows > .row', (rows) => rows.length)
+    figures['Pi import rows (visible / with superseded)'] = `${visible} / ${all}`
+    expect(all).toBeGreaterThan(visible)
+    await screenshot(page, 'import-superseded')
+    expect(await noticeText(page)).toBe('')
+  })
+
+  test('stop: interrupts the running turn and keeps the pending input', async () => {
+    const { page } = await start('?wordDelayMs=80&toolRate=0')
+    await newSession(page)
+    await send(page, 'Explain something at length')
+    await page.waitForFunction(
+      (selector) => (document.querySelector(selector)?.textContent ?? '').length > 30,
+      `${lastAssistant}[data-state="streaming"]`,
+      { timeout: 15_000 },
+    )
+    await send(page, 'Waiting in the queue', 'queue')
+    await page.waitForSelector('#queue-tray .tray__item[data-state="pending"]')
+    await page.click('#stop')
+    const answer = page.locator('.transcript__rows > .row[data-role="assistant"][data-turn="1"]').last()
+    await expect.poll(() => answer.getAttribute('data-state'), { timeout: 10_000 }).toBe('interrupted')
+    // The queued input survives the stop (it then runs as the next turn).
+    await expect
+      .poll(() => page.getByText('Waiting in the queue', { exact: true }).count())
+      .toBeGreaterThan(0)
+    expect(await noticeText(page)).toBe('')
+  })
+
+  test('settings: switching to an OpenAI-compatible server streams its answer', async () => {
+    const model = await startChatServer(['Hello ', 'from the ', 'local model.'])
+    try {
+      const { page } = await start()
+      await newSession(page)
+      await page.click('#open-settings')
+      await page.check('#kind-openai')
+      await page.fill('input[name="baseUrl"]', `${model.url}v1`)
+      await page.fill('input[name="model"]', 'tiny-test-model')
+      await page.fill('input[name="apiKey"]', 'sk-local-test')
+      await page.click('.settings button[type="submit"]')
+      await page.waitForSelector('#settings', { state: 'hidden' })
+      expect(await page.textContent('#provider-label')).toContain('tiny-test-model')
+      await send(page, 'Say hello')
+      await page.waitForSelector(`${lastAssistant}[data-state="complete"]`, { timeout: 15_000 })
+      expect(await page.textContent(`${lastAssistant} .part--text`)).toBe('Hello from the local model.')
+      const request = model.requests[0]!
+      expect(request.authorization).toBe('Bearer sk-local-test')
+      expect(request.body.model).toBe('tiny-test-model')
+      expect(JSON.stringify(request.body.messages)).toContain('Say hello')
+      expect(await noticeText(page)).toBe('')
+    } finally {
+      await model.close()
+    }
+  })
 
   test('two tabs on one session: an input admitted in one shows in the other within a second', async () => {
     const { page, browser } = await start('?wordDelayMs=30&toolRate=0')
