@@ -127,6 +127,21 @@ interface Plan<T> {
   inputs?: InputReceipt[]
 }
 
+/** One write: its plan, the reads it needs, and what those reads find when the cache is current. */
+interface WriteSpec<T, P> {
+  /** `inbox` writes (admit, cancel, edit) never touch the log and lock fewer tables. */
+  scope?: 'log' | 'inbox'
+  /** Reads the plan needs besides the session row; issued together with it. */
+  prefetch?: () => Promise<P>
+  /** Pure but for `now()`: same inputs, same plan. Throws to refuse the write. */
+  plan: (base: Snapshot, prefetched: P) => Promise<Plan<T>>
+  /** What `prefetch` should find if the cache is current, and how to tell it did; none: no guessing. */
+  expect?: (cached: Snapshot) => { prefetched: P; holds: (actual: P) => boolean } | undefined
+}
+
+/** Thrown inside a speculative write to abort it when the cache proved to be behind. */
+const STALE: unique symbol = Symbol('stale cache')
+
 /** The note engines on one database exchange after each commit (docs/decisions/0006). */
 interface CommitNote {
   sessionId: string
@@ -533,38 +548,72 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   /**
    * Runs one write: `plan` sees the session's state as of this transaction (the cache when the
    * row's `rev` proves it current) and returns what to store; a throw writes nothing.
+   *
+   * With a current cache, the write goes in one round trip: the plan is made from the cache and
+   * what `expect` says the reads will find, and its writes are issued right behind the reads.
+   * Requests of a transaction run in order, so the reads see the state before the writes; if
+   * they show the cache was behind (or an input or row the plan did not expect), the
+   * transaction is aborted, nothing is written, and the write runs again the careful way.
    */
-  async function commit<T, P = undefined>(
-    sessionId: string,
-    plan: (base: Snapshot, prefetched: P) => Promise<Plan<T>>,
-    prefetch?: () => Promise<P>,
-    scope: 'log' | 'inbox' = 'log',
-  ): Promise<T> {
+  async function commit<T, P = undefined>(sessionId: string, spec: WriteSpec<T, P>): Promise<T> {
     const entry = await loaded(sessionId)
+    const scope = spec.scope ?? 'log'
     const transaction = scope === 'inbox' ? inInboxWrite : inWrite
+    const cached = entry.snap
+    const guess = cached && spec.expect ? await speculate(spec, cached) : undefined
+    if (cached && guess) {
+      const out = await transaction(db, async () => {
+        const reads = Promise.all([getSessionRow(db, sessionId), spec.prefetch?.()])
+        const writes = guess.out.next ? persist(sessionId, cached, guess.out) : undefined
+        // If we abort below, these fail with the abort; that failure is expected, not news.
+        writes?.catch(() => undefined)
+        const [row, prefetched] = await reads
+        if (row?.rev !== cached.row.rev || !guess.holds(prefetched as P)) throw STALE
+        await writes
+        return guess.out
+      }).catch((error: unknown) => {
+        if (error === STALE) return undefined
+        throw error
+      })
+      if (out) return published(entry, cached, out, true)
+    }
     const { base, out, complete } = await transaction(db, async () => {
       // Every IndexedDB request is a round trip to the storage process: what the plan will need
       // is asked for together with the session row, not after it.
-      const [row, prefetched] = await Promise.all([
-        getSessionRow(db, sessionId),
-        prefetch ? prefetch() : (undefined as P),
-      ])
+      const [row, prefetched] = await Promise.all([getSessionRow(db, sessionId), spec.prefetch?.()])
       if (!row) throw notFound(sessionId)
-      const cached = entry.snap
+      const current = entry.snap
       const base =
-        cached && cached.row.rev === row.rev
-          ? cached
+        current && current.row.rev === row.rev
+          ? current
           : scope === 'inbox'
-            ? await inboxInTx(sessionId, row, cached)
+            ? await inboxInTx(sessionId, row, current)
             : await snapshotInTx(sessionId, row)
-      const out = await plan(base, prefetched)
+      const out = await spec.plan(base, prefetched as P)
       if (out.next) await persist(sessionId, base, out)
       // An inbox write on a stale cache carried the folds over unread: its state is partial.
-      return { base, out, complete: base === cached || scope === 'log' }
+      return { base, out, complete: base === current || scope === 'log' }
     })
+    return published(entry, base, out, complete)
+  }
+
+  /** The plan made from the cache and the expected reads, or undefined if it cannot be made. */
+  async function speculate<T, P>(spec: WriteSpec<T, P>, cached: Snapshot) {
+    const expected = spec.expect?.(cached)
+    if (!expected) return undefined
+    try {
+      return { out: await spec.plan(cached, expected.prefetched), holds: expected.holds }
+    } catch {
+      // The careful path raises the error, if it still holds against the stored state.
+      return undefined
+    }
+  }
+
+  /** After a commit: tells peers, moves the cache and pushes the change; returns the write's value. */
+  function published<T>(entry: Entry, base: Snapshot, out: Plan<T>, complete: boolean): T {
     const next = out.next
     if (!next) return out.value
-    channel?.postMessage({ sessionId, rev: next.row.rev } satisfies CommitNote)
+    channel?.postMessage({ sessionId: entry.id, rev: next.row.rev } satisfies CommitNote)
     const change = { events: out.events ?? [], rows: out.rows ?? [], inputs: out.inputs ?? [] }
     const current = entry.snap
     if (current && current.row.rev === base.row.rev && complete) advance(entry, next, change)
@@ -722,9 +771,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const parsed = parseOrThrow(AdmitRequest, request, 'admit request')
       const inputId = parsed.id ?? nanoid()
       let created = false
-      const receipt = await commit(
-        id,
-        async (base, [existing, row]): Promise<Plan<InputReceipt>> => {
+      const receipt = await commit<InputReceipt, [InputReceipt | undefined, SessionMessage | undefined]>(id, {
+        scope: 'inbox',
+        prefetch: () => Promise.all([db.inputs.get(inputId), db.messages.get(inputId)]),
+        // A new id: neither an input nor a row has it yet.
+        expect: () => ({ prefetched: [undefined, undefined], holds: ([input, row]) => !input && !row }),
+        plan: async (base, [existing, row]): Promise<Plan<InputReceipt>> => {
+          created = false
           if (existing) {
             const same =
               existing.sessionId === id &&
@@ -767,9 +820,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
             },
           }
         },
-        () => Promise.all([db.inputs.get(inputId), db.messages.get(inputId)]),
-        'inbox',
-      )
+      })
       if (created) notifyInput(id)
       return receipt
     }),
@@ -777,9 +828,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     cancel: guard('cancel', async (sessionId, inputId) => {
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
-      return commit(
-        id,
-        async (base, stored) => {
+      return commit<InputReceipt, InputReceipt | undefined>(id, {
+        scope: 'inbox',
+        prefetch: () => db.inputs.get(input),
+        expect: (cached) => expectPending(cached, input),
+        plan: async (base, stored): Promise<Plan<InputReceipt>> => {
           const receipt = pendingReceipt(id, input, stored)
           const at = now()
           const cancelled: InputReceipt = { ...receipt, status: 'cancelled', updatedAt: at }
@@ -793,9 +846,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
             },
           }
         },
-        () => db.inputs.get(input),
-        'inbox',
-      )
+      })
     }),
 
     edit: guard('edit', async (sessionId, inputId, request) => {
@@ -803,9 +854,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const input = parseOrThrow(Id, inputId, 'input id')
       const { text } = parseOrThrow(EditRequest, request, 'edit request')
       let changed = false
-      const edited = await commit(
-        id,
-        async (base, stored): Promise<Plan<InputReceipt>> => {
+      const edited = await commit<InputReceipt, InputReceipt | undefined>(id, {
+        scope: 'inbox',
+        prefetch: () => db.inputs.get(input),
+        expect: (cached) => expectPending(cached, input),
+        plan: async (base, stored): Promise<Plan<InputReceipt>> => {
+          changed = false
           const receipt = pendingReceipt(id, input, stored)
           if (receipt.text === text) return { value: receipt }
           changed = true
@@ -821,9 +875,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
             },
           }
         },
-        () => db.inputs.get(input),
-        'inbox',
-      )
+      })
       if (changed) notifyInput(id)
       return edited
     }),
@@ -836,54 +888,57 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     promote: guard('promote', async (sessionId, mode) => {
       const id = sessionIdOf(sessionId)
       const how = parseOrThrow(PromoteMode, mode, 'promote mode')
-      return commit(id, async (base): Promise<Plan<SessionMessage[]>> => {
-        const turn = base.folds.transcript
-        if (how === 'checkpoint' && turn.openTurn === null) {
-          throw new SessionlineError('invalid_state', 'promote checkpoint needs an open turn', {
-            sessionId: id,
-          })
-        }
-        if (how === 'settled' && turn.openTurn !== null) {
-          throw new SessionlineError(
-            'invalid_state',
-            `promote settled needs no open turn (turn ${turn.openTurn} is open)`,
-            {
+      return commit(id, {
+        expect: alwaysCurrent,
+        plan: async (base): Promise<Plan<SessionMessage[]>> => {
+          const turn = base.folds.transcript
+          if (how === 'checkpoint' && turn.openTurn === null) {
+            throw new SessionlineError('invalid_state', 'promote checkpoint needs an open turn', {
               sessionId: id,
-              openTurn: turn.openTurn,
-            },
+            })
+          }
+          if (how === 'settled' && turn.openTurn !== null) {
+            throw new SessionlineError(
+              'invalid_state',
+              `promote settled needs no open turn (turn ${turn.openTurn} is open)`,
+              {
+                sessionId: id,
+                openTurn: turn.openTurn,
+              },
+            )
+          }
+          const chosen = selectForPromotion(base.pending, how)
+          if (chosen.length === 0) return { value: [] }
+          const events: SessionEvent[] =
+            how === 'settled' ? [{ type: 'turn/start', data: { turn: turn.lastTurn + 1 } }] : []
+          for (const r of chosen) {
+            events.push({
+              type: 'user/message',
+              data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
+            })
+          }
+          const at = now()
+          const { folded, headSeq, created } = planEvents(id, base, events, at)
+          const seqOf = new Map(
+            folded.stored.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
           )
-        }
-        const chosen = selectForPromotion(base.pending, how)
-        if (chosen.length === 0) return { value: [] }
-        const events: SessionEvent[] =
-          how === 'settled' ? [{ type: 'turn/start', data: { turn: turn.lastTurn + 1 } }] : []
-        for (const r of chosen) {
-          events.push({
-            type: 'user/message',
-            data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
-          })
-        }
-        const at = now()
-        const { folded, headSeq, created } = planEvents(id, base, events, at)
-        const seqOf = new Map(
-          folded.stored.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
-        )
-        const promoted = chosen.map(
-          (r): InputReceipt => ({ ...r, status: 'promoted', promotedSeq: seqOf.get(r.id), updatedAt: at }),
-        )
-        const taken = new Set(chosen.map((r) => r.id))
-        return {
-          value: folded.rows.filter((row) => taken.has(row.id)),
-          events: folded.stored,
-          rows: folded.rows,
-          created,
-          inputs: promoted,
-          next: {
-            row: bump(base.row, at, { headSeq }),
-            folds: folded.folds,
-            pending: base.pending.filter((r) => !taken.has(r.id)),
-          },
-        }
+          const promoted = chosen.map(
+            (r): InputReceipt => ({ ...r, status: 'promoted', promotedSeq: seqOf.get(r.id), updatedAt: at }),
+          )
+          const taken = new Set(chosen.map((r) => r.id))
+          return {
+            value: folded.rows.filter((row) => taken.has(row.id)),
+            events: folded.stored,
+            rows: folded.rows,
+            created,
+            inputs: promoted,
+            next: {
+              row: bump(base.row, at, { headSeq }),
+              folds: folded.folds,
+              pending: base.pending.filter((r) => !taken.has(r.id)),
+            },
+          }
+        },
       })
     }),
 
@@ -905,16 +960,19 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         const entry = await fresh(id)
         return { headSeq: entry.snap?.row.headSeq ?? 0 }
       }
-      return commit(id, async (base): Promise<Plan<{ headSeq: number }>> => {
-        const at = now()
-        const { folded, headSeq, created } = planEvents(id, base, parsed, at)
-        return {
-          value: { headSeq },
-          events: folded.stored,
-          rows: folded.rows,
-          created,
-          next: { row: bump(base.row, at, { headSeq }), folds: folded.folds, pending: base.pending },
-        }
+      return commit(id, {
+        expect: alwaysCurrent,
+        plan: async (base): Promise<Plan<{ headSeq: number }>> => {
+          const at = now()
+          const { folded, headSeq, created } = planEvents(id, base, parsed, at)
+          return {
+            value: { headSeq },
+            events: folded.stored,
+            rows: folded.rows,
+            created,
+            next: { row: bump(base.row, at, { headSeq }), folds: folded.folds, pending: base.pending },
+          }
+        },
       })
     }),
 
@@ -1008,6 +1066,19 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         db.close()
       }
     },
+  }
+
+  /** Log writes read nothing but the session row: a current `rev` is all they need. */
+  const alwaysCurrent = () => ({ prefetched: undefined, holds: () => true })
+
+  /** A cancel or edit can be planned from the cache when the input is pending there. */
+  function expectPending(cached: Snapshot, inputId: string) {
+    const receipt = cached.pending.find((r) => r.id === inputId)
+    if (!receipt) return undefined
+    return {
+      prefetched: receipt as InputReceipt | undefined,
+      holds: (stored: InputReceipt | undefined) => stored !== undefined && sameReceipt(stored, receipt),
+    }
   }
 
   /** The receipt `inputId` of `sessionId` (as read inside the transaction), which must still be pending. */

@@ -10,6 +10,7 @@ import type { Engine, SessionChange } from '../../src/engine/types'
 import type { SessionMessage } from '../../src/schema/messages'
 import { openDb } from '../../src/store/db'
 import { engineKinds, freshDbName } from '../support/engines'
+import { createInterruptibleFactory } from '../support/forced-close'
 
 type Op = { engine: 0 | 1; kind: 'steer' | 'queue' | 'settle' | 'checkpoint' | 'end' }
 
@@ -129,6 +130,34 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
       const heads = changes.map((c) => c.headSeq)
       expect(heads).toEqual([...heads].sort((x, y) => x - y))
       expect(changes.flatMap((c) => (c.views.turnOutline ? [c.views.turnOutline.length] : []))).toContain(1)
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  })
+
+  test('a write on a current cache takes one transaction; on a stale one it is redone, not doubled', async () => {
+    const dbName = freshDbName('spec')
+    const counted = createInterruptibleFactory()
+    const a = await makeEngine({ dbName, indexedDB: counted.factory })
+    const b = await makeEngine({ dbName })
+    try {
+      const { id } = await a.engine.createSession({ id: 's' })
+      await a.engine.admit(id, { id: 'a1', text: 'one' })
+      let before = counted.readwrites
+      await a.engine.admit(id, { id: 'a2', text: 'two' })
+      expect(counted.readwrites - before).toBe(1)
+      await b.engine.admit(id, { id: 'b1', text: 'from b' }) // a's cache is now behind
+      before = counted.readwrites
+      expect(await a.engine.admit(id, { id: 'a3', text: 'three' })).toMatchObject({ seq: 4 })
+      expect(counted.readwrites - before).toBe(2)
+      expect((await b.engine.promote(id, 'settled')).map((r) => r.id)).toEqual(['a1', 'a2', 'b1', 'a3'])
+      await a.engine.admit(id, { id: 'a4', text: 'four' })
+      // a's cache still sees no open turn: its guess fails, and the careful path finds turn 1.
+      expect((await a.engine.promote(id, 'checkpoint')).map((r) => r.id)).toEqual(['a4'])
+      expect((await a.engine.pending(id)).map((r) => r.id)).toEqual([])
+      const events = await a.engine.events(id)
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
     } finally {
       await a.close()
       await b.close()

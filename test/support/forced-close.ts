@@ -15,11 +15,14 @@ export interface InterruptibleFactory {
   arm(afterWrites: number): void
   /** Whether the armed cut happened (false: the transaction had fewer writes). */
   readonly fired: boolean
+  /** Readwrite transactions opened so far (aborted ones included). */
+  readonly readwrites: number
 }
 
 export function createInterruptibleFactory(base: IDBFactory = fakeIndexedDB): InterruptibleFactory {
   let armed: number | undefined
   let fired = false
+  let readwrites = 0
   const patchedStores = new WeakSet<object>()
 
   function forceClose(db: IDBDatabase, tx: IDBTransaction): void {
@@ -41,6 +44,7 @@ export function createInterruptibleFactory(base: IDBFactory = fakeIndexedDB): In
       options?: IDBTransactionOptions,
     ) => {
       const tx = transaction(names, mode, options)
+      if (mode === 'readwrite') readwrites++
       if (mode !== 'readwrite' || armed === undefined) return tx
       const cutAfter = armed
       armed = undefined
@@ -84,6 +88,9 @@ export function createInterruptibleFactory(base: IDBFactory = fakeIndexedDB): In
     },
     get fired() {
       return fired
+    },
+    get readwrites() {
+      return readwrites
     },
   }
 }
