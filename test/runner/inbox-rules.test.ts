@@ -61,10 +61,10 @@ test('steer and queue follow the inbox rules under generated admission schedules
         }
         const idle = () =>
           waitFor(engine, sessionId, async () => {
-            const [pending, events] = await Promise.all([
-              engine.pending(sessionId),
-              allEvents(engine, sessionId),
-            ])
+            // In this order: two reads at once may see the log before a promotion and the inbox
+            // after it; the log read after the inbox read includes every promotion it missed.
+            const pending = await engine.pending(sessionId)
+            const events = await allEvents(engine, sessionId)
             return pending.length === 0 && events.at(-1)?.type === 'turn/end'
           })
         try {
