@@ -76,7 +76,8 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
     return () => {
       if (done) return
       done = true
-      if (failure || released) return
+      // A dead worker never answers; a released connection still has this proxy's own port.
+      if (failure) return
       // The other side releases the listener's proxy; this side releases the unsubscribe's.
       void Promise.resolve(remoteUnsubscribe())
         .catch(() => undefined)
