@@ -33,8 +33,16 @@ afterEach(async (context) => {
   browser = undefined
   if (!current) return
   try {
-    // Any console error or uncaught error anywhere in the test fails it.
-    if (context.task.result?.state !== 'fail') expect(current.errors).toEqual([])
+    if (context.task.result?.state === 'fail') {
+      const name = context.task.name.split(':')[0]!.replace(/\W+/g, '-')
+      for (const [index, page] of current.context.pages().entries()) {
+        await screenshot(page, `failed-${name}-${index}`).catch(() => undefined)
+      }
+      if (current.errors.length > 0) console.error('browser errors:', current.errors)
+    } else {
+      // Any console error or uncaught error anywhere in the test fails it.
+      expect(current.errors).toEqual([])
+    }
   } finally {
     await current.close()
   }
@@ -246,6 +254,7 @@ describe('the playground in Chromium', () => {
       return { count: nodes.length, sameNode: probe.tagged.has(nodes[0]!), duplicates: probe.duplicates }
     }, key)
     expect(check).toEqual({ count: 1, sameNode: true, duplicates: [] })
+    await screenshot(page, 'main-screen')
     expect(await noticeText(page)).toBe('')
   })
 
@@ -264,7 +273,7 @@ describe('the playground in Chromium', () => {
       'Queued two',
       'Queued three',
     ])
-    await screenshot(page, 'main-screen')
+    await screenshot(page, 'queue-tray')
 
     await tray
       .locator('.tray__item', { hasText: 'Queued two' })
@@ -273,12 +282,19 @@ describe('the playground in Chromium', () => {
     await expect
       .poll(() => tray.locator('.tray__text').allTextContents())
       .toEqual(['Queued one', 'Queued three'])
+    const third = tray.locator('.tray__item').nth(1)
+    await third.getByRole('button', { name: 'Edit' }).click()
+    await third.locator('textarea').fill('Queued three, edited')
+    await third.locator('textarea').press('Enter')
+    await expect
+      .poll(() => tray.locator('.tray__text').allTextContents())
+      .toEqual(['Queued one', 'Queued three, edited'])
 
     // Each queued input opens its own turn, in order, after the previous one settles.
     const one = page.locator(rowWithText('Queued one'))
     await one.waitFor({ timeout: 30_000 })
     expect(await one.getAttribute('data-turn')).toBe('2')
-    const three = page.locator(rowWithText('Queued three'))
+    const three = page.locator(rowWithText('Queued three, edited'))
     await three.waitFor({ timeout: 30_000 })
     expect(await three.getAttribute('data-turn')).toBe('3')
     const order = await page.$$eval('.transcript__rows > .row', (rows) =>
@@ -294,7 +310,7 @@ describe('the playground in Chromium', () => {
     // For good: after a reload it is neither in the transcript nor in the tray.
     await page.reload()
     await waitReady(page)
-    await page.waitForSelector(rowWithText('Queued three'))
+    await page.waitForSelector(rowWithText('Queued three, edited'))
     expect(await page.getByText('Queued two').count()).toBe(0)
     expect(await noticeText(page)).toBe('')
   })
@@ -450,6 +466,23 @@ describe('the playground in Chromium', () => {
     }
   })
 
+  test('sessions: create, switch and delete', async () => {
+    const { page } = await start()
+    const first = await newSession(page)
+    await send(page, 'Only in the first', 'queue')
+    const second = await newSession(page)
+    expect(second).not.toBe(first)
+    await page.click(`.sessions__item[data-session="${first}"] .sessions__open`)
+    await page.waitForSelector(rowWithText('Only in the first'))
+    expect(page.url()).toContain(first)
+    page.once('dialog', (dialog) => void dialog.accept())
+    await page.click(`.sessions__item[data-session="${first}"] .sessions__delete`, { force: true })
+    await page.waitForSelector(`.sessions__item[data-session="${first}"]`, { state: 'detached' })
+    expect(page.url()).not.toContain(first)
+    expect(await page.getByText('Only in the first').count()).toBe(0)
+    expect(await noticeText(page)).toBe('')
+  })
+
   test('two tabs on one session: an input admitted in one shows in the other within a second', async () => {
     const { page, browser } = await start('?wordDelayMs=30&toolRate=0')
     await newSession(page)
@@ -480,7 +513,8 @@ describe('the playground in Chromium', () => {
       await navigator.serviceWorker.ready
     })
     await browser.context.setOffline(true)
-    await page.reload()
+    const reloaded = await page.reload()
+    expect(reloaded?.fromServiceWorker()).toBe(true)
     await waitReady(page)
     expect(page.url()).toContain(id)
     await page.waitForSelector(rowWithText('Before going offline'))
