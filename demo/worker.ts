@@ -2,4 +2,4 @@
 // deterministic scripted model until the page configures another provider.
 import { exposeEngine } from '../worker/index'
 
-exposeEngine({ provider: { kind: 'scripted' }, indexedDB: self.indexedDB, IDBKeyRange: self.IDBKeyRange })
+exposeEngine({ provider: { kind: 'scripted' } })

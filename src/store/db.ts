@@ -60,8 +60,10 @@ export function openDb(
   versions?: readonly SchemaVersion[],
 ): SessionlineDb {
   const db = new Dexie(name, {
-    indexedDB: options.indexedDB,
-    IDBKeyRange: options.IDBKeyRange,
+    // Dexie spreads its options over its defaults: an explicit `undefined` would erase the
+    // browser's own IndexedDB ("IndexedDB API missing"), so pass only what was given.
+    ...(options.indexedDB && { indexedDB: options.indexedDB }),
+    ...(options.IDBKeyRange && { IDBKeyRange: options.IDBKeyRange }),
     // The engine keeps its own caches; Dexie's optimistic liveQuery cache only costs time here.
     cache: 'disabled',
   }) as SessionlineDb
