@@ -125,6 +125,8 @@ interface Plan<T> {
   /** Ids of the rows these events create (stored with `add`, never over another row). */
   created?: readonly string[]
   inputs?: InputReceipt[]
+  /** The receipts are new: stored with `add`, so an input that exists after all aborts the write. */
+  newInputs?: boolean
 }
 
 /** One write: its plan, the reads it needs, and what those reads find when the cache is current. */
@@ -136,7 +138,14 @@ interface WriteSpec<T, P> {
   /** Pure but for `now()`: same inputs, same plan. Throws to refuse the write. */
   plan: (base: Snapshot, prefetched: P) => Promise<Plan<T>>
   /** What `prefetch` should find if the cache is current, and how to tell it did; none: no guessing. */
-  expect?: (cached: Snapshot) => { prefetched: P; holds: (actual: P) => boolean } | undefined
+  expect?: (cached: Snapshot) => Expectation<P> | undefined
+}
+
+interface Expectation<P> {
+  prefetched: P
+  /** The reads a guess needs, when fewer than the careful path's (default: `prefetch`). */
+  prefetch?: () => Promise<P>
+  holds: (actual: P) => boolean
 }
 
 /** Thrown inside a speculative write to abort it when the cache proved to be behind. */
@@ -157,6 +166,11 @@ const notFound = (sessionId: string) =>
   new SessionlineError('not_found', `no session ${JSON.stringify(sessionId)}`, { sessionId })
 const sameReceipt = (a: InputReceipt, b: InputReceipt) =>
   a.id === b.id && a.status === b.status && a.text === b.text && a.updatedAt === b.updatedAt
+
+/** Names of a failure and, for a bulk write, of each failed item. */
+const failureNames = (error: unknown): unknown[] =>
+  ((error as { failures?: unknown[] }).failures ?? [error]).map((f) => (f as { name?: unknown })?.name)
+const isConstraintError = (error: unknown) => failureNames(error).includes('ConstraintError')
 
 /** Ids of the rows `events` create (user and assistant messages). */
 function createdRowIds(events: readonly SessionEvent[]): string[] {
@@ -563,7 +577,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     const guess = cached && spec.expect ? await speculate(spec, cached) : undefined
     if (cached && guess) {
       const out = await transaction(db, async () => {
-        const reads = Promise.all([getSessionRow(db, sessionId), spec.prefetch?.()])
+        const reads = Promise.all([getSessionRow(db, sessionId), (guess.prefetch ?? spec.prefetch)?.()])
         const writes = guess.out.next ? persist(sessionId, cached, guess.out) : undefined
         // If we abort below, these fail with the abort; that failure is expected, not news.
         writes?.catch(() => undefined)
@@ -602,7 +616,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     const expected = spec.expect?.(cached)
     if (!expected) return undefined
     try {
-      return { out: await spec.plan(cached, expected.prefetched), holds: expected.holds }
+      return {
+        out: await spec.plan(cached, expected.prefetched),
+        prefetch: expected.prefetch,
+        holds: expected.holds,
+      }
     } catch {
       // The careful path raises the error, if it still holds against the stored state.
       return undefined
@@ -638,7 +656,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         writes.push(db.messages.bulkAdd(fresh).catch((error: unknown) => rowIdTaken(error)))
       if (updated.length > 0) writes.push(db.messages.bulkPut(updated))
     }
-    if (out.inputs?.length) writes.push(db.inputs.bulkPut(out.inputs))
+    if (out.inputs?.length) {
+      writes.push(
+        out.newInputs
+          ? db.inputs.bulkAdd(out.inputs).catch((error: unknown) => {
+              // Only a write that guessed the id was new gets here: the careful path redoes it.
+              throw isConstraintError(error) ? STALE : error
+            })
+          : db.inputs.bulkPut(out.inputs),
+      )
+    }
     const states = putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
     if (states) writes.push(states)
     await Promise.all(writes)
@@ -646,9 +673,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
   /** A row `add` failed: the only constraint on rows is their id. */
   function rowIdTaken(error: unknown): never {
-    const failures = (error as { failures?: unknown[] }).failures
-    const names = (failures ?? [error]).map((f) => (f as { name?: string })?.name)
-    if (!names.includes('ConstraintError')) throw error
+    if (!isConstraintError(error)) throw error
+    const names = failureNames(error)
     throw new SessionlineError(
       'invalid_state',
       'a row with one of these ids already exists',
@@ -774,8 +800,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const receipt = await commit<InputReceipt, [InputReceipt | undefined, SessionMessage | undefined]>(id, {
         scope: 'inbox',
         prefetch: () => Promise.all([db.inputs.get(inputId), db.messages.get(inputId)]),
-        // A new id: neither an input nor a row has it yet.
-        expect: () => ({ prefetched: [undefined, undefined], holds: ([input, row]) => !input && !row }),
+        // A new id: no row has it (read), and no input (the receipt is added, not put: an
+        // existing one aborts the guess, and the careful path answers the retry or conflict).
+        expect: () => ({
+          prefetched: [undefined, undefined],
+          prefetch: () => Promise.all([undefined, db.messages.get(inputId)]),
+          holds: ([, row]) => !row,
+        }),
         plan: async (base, [existing, row]): Promise<Plan<InputReceipt>> => {
           created = false
           if (existing) {
@@ -813,6 +844,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           return {
             value: receipt,
             inputs: [receipt],
+            newInputs: true,
             next: {
               row: bump(base.row, at, { nextInputSeq: base.row.nextInputSeq + 1 }),
               folds: base.folds,
