@@ -1,6 +1,6 @@
 // A tiny static server for the built demo (`npm run demo:preview`, and the browser tests).
 // No caching headers beyond `no-cache`: the service worker owns offline caching.
-import { createReadStream } from 'node:fs'
+import { createReadStream, existsSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import { extname, join, normalize, resolve, sep } from 'node:path'
@@ -75,6 +75,10 @@ export async function startServer({ root = DEFAULT_ROOT, host = '127.0.0.1', por
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (!existsSync(join(DEFAULT_ROOT, 'index.html'))) {
+    console.error('demo/dist has no build yet: run `npm run demo:build` first')
+    process.exit(1)
+  }
   const port = Number(process.env.PORT ?? process.argv[2] ?? 4173)
   const { url } = await startServer({ port })
   console.log(`sessionline demo (built) at ${url}`)

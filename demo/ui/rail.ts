@@ -78,6 +78,9 @@ export class Rail {
     this.state = state
     if (this.focusIndex !== undefined && this.focusIndex >= state.items.length) this.focusIndex = undefined
     if (same) return
+    // Size the frame before following the current mark, so the scroll is not clamped.
+    this.root.hidden = state.items.length === 0
+    this.track.style.height = `${state.items.length * MARK_PITCH}px`
     this.followCurrent()
     this.render()
   }
@@ -127,11 +130,9 @@ export class Rail {
 
   private render(): void {
     const { items, current, busy } = this.state
-    this.track.style.height = `${items.length * MARK_PITCH}px`
     const { scrollTop, clientHeight, scrollHeight } = this.frame
     toggleClass(this.root, 'rail--fade-top', scrollTop > 1)
     toggleClass(this.root, 'rail--fade-bottom', scrollTop + clientHeight < scrollHeight - 1)
-    this.root.hidden = items.length === 0
     const first = Math.max(0, Math.floor(scrollTop / MARK_PITCH) - OVERSCAN)
     const last = Math.min(items.length - 1, Math.ceil((scrollTop + clientHeight) / MARK_PITCH) + OVERSCAN)
     const tabIndex = this.focusIndex ?? this.indexOfTurn(current) ?? items.length - 1
