@@ -71,8 +71,6 @@ export interface WriterDeps {
 export type Writer = ReturnType<typeof createWriter>
 
 export function createWriter({ db, cache, channel }: WriterDeps) {
-  // --- writing -----------------------------------------------------------------------------
-
   /**
    * Runs one write: `plan` sees the session's state as of this transaction (the cache when the
    * row's `rev` proves it current) and returns what to store; a throw writes nothing.
