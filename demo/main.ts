@@ -1,11 +1,11 @@
-import { connect } from '../src/client/connect'
-import type {
-  Delivery,
-  ProviderConfig,
-  RailItem,
-  SessionInfo,
-  SessionView,
-  TimelineSnapshot,
+import {
+  connect,
+  type Delivery,
+  type ProviderConfig,
+  type RailItem,
+  type SessionInfo,
+  type SessionView,
+  type TimelineSnapshot,
 } from '../src/index'
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
@@ -85,7 +85,7 @@ const transcript = new Transcript($('#transcript-host'), {
   retry: (input) =>
     void view?.admit(input.text, { id: input.id, delivery: input.delivery }).catch(report('Still not sent')),
 })
-const rail = new Rail($('#rail'), { activate: (item) => void jump(item) })
+const rail = new Rail($('#rail'), { activate: (item) => void jump(item).catch(report('Could not jump')) })
 const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
   edit: (id, text) => void view?.edit(id, text).catch(report('Could not edit')),
@@ -101,7 +101,7 @@ const composer = new Composer(
 )
 const sessionList = new SessionList($('#session-list'), {
   select: (id) => void openSession(id),
-  remove: (session) => void removeSession(session),
+  remove: (session) => void removeSession(session).catch(report('Could not delete the session')),
 })
 const settings = new SettingsDialog($<HTMLDialogElement>('#settings'), { apply: applyProvider })
 

@@ -158,13 +158,19 @@ async function startChatServer(words: readonly string[]) {
 async function jumpToFirstTurnByKeyboard(page: Page, timeout: number) {
   await page.focus('.transcript')
   await page.keyboard.press('Tab')
-  expect(await page.evaluate(() => document.activeElement?.classList.contains('rail__mark'))).toBe(true)
+  // At the tail, the tabbable mark is the last turn's, and it is the current one.
+  const first = await page.evaluate(() => ({
+    mark: document.activeElement?.classList.contains('rail__mark'),
+    current: document.activeElement?.getAttribute('aria-current'),
+  }))
+  expect(first).toEqual({ mark: true, current: 'true' })
   await page.keyboard.press('Home')
   const focused = await page.evaluate(() => ({
     turn: (document.activeElement as HTMLElement).dataset.turn,
     label: document.activeElement?.getAttribute('aria-label'),
+    preview: document.querySelector('#rail-preview:not([hidden]) .rail__preview-turn')?.textContent,
   }))
-  expect(focused).toEqual({ turn: '1', label: 'Load and jump to turn 1' })
+  expect(focused).toEqual({ turn: '1', label: 'Load and jump to turn 1', preview: 'Turn 1 · not loaded yet' })
   expect(await page.$('.row[data-turn="1"]')).toBeNull()
 
   await page.evaluate(() => {
