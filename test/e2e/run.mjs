@@ -57,6 +57,15 @@ const deadline = setTimeout(async () => {
   process.exit(124)
 }, DEADLINE_MS)
 
+// The children run in their own process group (so the deadline can kill the whole group):
+// pass on an interrupt by cleaning up, or they would outlive this script.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, async () => {
+    await cleanUp()
+    process.exit(130)
+  })
+}
+
 let code = 1
 try {
   console.log('::: building the demo')
