@@ -10,7 +10,8 @@ import type { SessionMessage } from '../schema/messages'
 import type { SessionlineDb, SessionRow } from '../store/db'
 import { getSessionRow, inInboxWrite, inWrite } from '../store/transactions'
 import { stampAndFold } from './fold'
-import { type CommitNote, type Entry, notFound, type SessionCache, type Snapshot } from './session-cache'
+import type { Notes } from './notes'
+import { type Entry, notFound, type SessionCache, type Snapshot } from './session-cache'
 
 /** The result of a write's plan: what to store and publish; no `next` means nothing to write. */
 export interface Plan<T> {
@@ -65,12 +66,12 @@ function createdRowIds(events: readonly SessionEvent[]): string[] {
 export interface WriterDeps {
   db: SessionlineDb
   cache: SessionCache
-  channel?: BroadcastChannel
+  notes: Notes
 }
 
 export type Writer = ReturnType<typeof createWriter>
 
-export function createWriter({ db, cache, channel }: WriterDeps) {
+export function createWriter({ db, cache, notes }: WriterDeps) {
   /**
    * Runs one write: `plan` sees the session's state as of this transaction (the cache when the
    * row's `rev` proves it current) and returns what to store; a throw writes nothing.
@@ -143,7 +144,7 @@ export function createWriter({ db, cache, channel }: WriterDeps) {
   function published<T>(entry: Entry, base: Snapshot, out: Plan<T>, complete: boolean): T {
     const next = out.next
     if (!next) return out.value
-    channel?.postMessage({ sessionId: entry.id, rev: next.row.rev } satisfies CommitNote)
+    notes.post({ sessionId: entry.id, rev: next.row.rev })
     const change = { events: out.events ?? [], rows: out.rows ?? [], inputs: out.inputs ?? [] }
     const current = entry.snap
     if (current && current.row.rev === base.row.rev && complete) cache.advance(entry, next, change)

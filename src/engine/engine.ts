@@ -43,16 +43,10 @@ import {
 import { createBatcher, type Scheduler } from './batch'
 import { createWriter, type Plan } from './commit'
 import { initFolds, stampAndFold, turnStateOf } from './fold'
+import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
-import {
-  type CommitNote,
-  createSessionCache,
-  info,
-  notFound,
-  type Snapshot,
-  sameReceipt,
-} from './session-cache'
+import { createSessionCache, info, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 
 export interface EngineOptions extends DbOptions {
@@ -82,14 +76,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   const now = options.now ?? Date.now
   const db: SessionlineDb = openDb(dbName, { indexedDB: options.indexedDB, IDBKeyRange: options.IDBKeyRange })
   const inputListeners = new Set<(sessionId: string) => void>()
-  const useChannel = (options.broadcast ?? true) && typeof BroadcastChannel === 'function'
-  const channel = useChannel ? new BroadcastChannel(`sessionline:${dbName}`) : undefined
+  // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
+  const notes = createNotes(dbName, (note) => cache.onNote(note), options.broadcast ?? true)
   let closed = false
   const cache = createSessionCache({
     db,
     now,
     batch: createBatcher(options.schedule),
-    channel,
+    notes,
     isClosed: () => closed,
     // Not awaited: recovery appends through the public API.
     recover: (sessionId) => {
@@ -108,7 +102,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     catchUp,
     putFolds,
   } = cache
-  const { commit, planEvents, bump } = createWriter({ db, cache, channel })
+  const { commit, planEvents, bump } = createWriter({ db, cache, notes })
 
   // --- the public surface ------------------------------------------------------------------
 
@@ -179,11 +173,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         if (!(await getSessionRow(db, id))) throw notFound(id)
         await deleteSessionData(db, id)
       })
-      channel?.postMessage({
-        sessionId: id,
-        rev: Number.MAX_SAFE_INTEGER,
-        deleted: true,
-      } satisfies CommitNote)
+      notes.post({ sessionId: id, rev: Number.MAX_SAFE_INTEGER, deleted: true })
       const entry = entries.get(id)
       if (entry) removeEntry(entry)
     }),
@@ -488,7 +478,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         await runner.close()
       } finally {
         closed = true
-        channel?.close()
+        notes.close()
         for (const entry of entries.values()) entry.feed.clear()
         entries.clear()
         db.close()
@@ -541,7 +531,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   /** An import rewrote a session outside the log: cached views reload it, peers are told. */
   async function importedChanged(written: ImportedWrite): Promise<void> {
     const sessionId = written.session.id
-    channel?.postMessage({ sessionId, rev: written.rev } satisfies CommitNote)
+    notes.post({ sessionId, rev: written.rev })
     const entry = entries.get(sessionId)
     if (entry?.snap) await catchUp(entry)
   }

@@ -23,6 +23,7 @@ import {
 } from '../store/transactions'
 import { CACHED_FOLDS, FOLD_NAMES, type Folds, foldEvents, initFolds } from './fold'
 import { createLiveBuffer, type LiveBuffer } from './live'
+import type { CommitNote, Notes } from './notes'
 import type { ProjectionViews, SessionChange } from './types'
 import { createFeed, type SessionFeed } from './watch'
 
@@ -59,13 +60,6 @@ export interface Entry {
   deleted?: boolean
 }
 
-/** The note engines on one database exchange after each commit (docs/decisions/0006). */
-export interface CommitNote {
-  sessionId: string
-  rev: number
-  deleted?: boolean
-}
-
 export const info = ({ rev: _rev, ...rest }: SessionRow): SessionInfo => rest
 export const notFound = (sessionId: string) =>
   new SessionlineError('not_found', `no session ${JSON.stringify(sessionId)}`, { sessionId })
@@ -77,8 +71,8 @@ export interface SessionCacheDeps {
   now: () => number
   /** Runs batched work (live previews) on the next tick. */
   batch: (task: () => void) => void
-  /** Where commit notes travel between engines on one database (none: a single engine). */
-  channel?: BroadcastChannel
+  /** Commit notes to and from other engines on the same database. */
+  notes: Notes
   isClosed(): boolean
   /** Asked once per session whose loaded state has a turn open (the runner decides what to do). */
   recover(sessionId: string): void
@@ -87,7 +81,7 @@ export interface SessionCacheDeps {
 export type SessionCache = ReturnType<typeof createSessionCache>
 
 export function createSessionCache(deps: SessionCacheDeps) {
-  const { db, now, batch, channel } = deps
+  const { db, now, batch, notes } = deps
   const entries = new Map<string, Entry>()
 
   // --- per-session cache -------------------------------------------------------------------
@@ -106,7 +100,10 @@ export function createSessionCache(deps: SessionCacheDeps) {
         catchUp: Promise.resolve(),
         recovered: false,
         feed: createFeed(batch, {
-          onFirst: () => watchViews(created),
+          onFirst: () => {
+            notes.listen()
+            watchViews(created)
+          },
           onLast: () => {
             created.stopViews?.()
             created.stopViews = undefined
@@ -228,7 +225,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
     const folds = foldsFrom(stored.cached)
     if (folds) return { row: stored.row, folds, pending: stored.pending }
     const rebuilt = await rebuild(sessionId, stored.cached)
-    channel?.postMessage({ sessionId, rev: rebuilt.row.rev } satisfies CommitNote)
+    notes.post({ sessionId, rev: rebuilt.row.rev })
     return rebuilt
   }
 
@@ -431,13 +428,13 @@ export function createSessionCache(deps: SessionCacheDeps) {
     }
   }
 
-  channel?.addEventListener('message', (message: MessageEvent<CommitNote>) => {
-    const note = message.data
+  /** A note from another engine: watched sessions catch up from the database. */
+  function onNote(note: CommitNote): void {
     const entry = entries.get(note?.sessionId)
     if (!entry?.snap || deps.isClosed()) return
-    if (note.deleted) return removeEntry(entry)
-    if (note.rev > entry.snap.row.rev && entry.feed.size > 0) void catchUp(entry)
-  })
+    if (note.deleted) removeEntry(entry)
+    else if (note.rev > entry.snap.row.rev && entry.feed.size > 0) void catchUp(entry)
+  }
 
   /** Up to date with the database (one read transaction when nothing changed). */
   async function fresh(sessionId: string): Promise<Entry> {
@@ -450,6 +447,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
   }
 
   return {
+    onNote,
     entries,
     entryOf,
     loaded,
