@@ -12,7 +12,6 @@
 import * as Comlink from 'comlink'
 import type { ChangeListener, Engine, SessionChange, Unsubscribe } from '../engine/types'
 import { SessionlineError } from '../schema/errors'
-import { withDeadline } from './deadline'
 import { registerErrorTransfer } from './errors'
 import { ENGINE_METHODS, type ExposedEngine, type Handshake, PROTOCOL_VERSION } from './protocol'
 
@@ -54,12 +53,35 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
   function call<T>(method: string, run: () => Promise<T>, ms = timeoutMs): Promise<T> {
     if (failure) return Promise.reject(failure)
     if (released) return Promise.reject(workerGone(`${method}: the connection was released`))
+    // A call to a dead worker never settles on its own: each call has a deadline, and `fail`
+    // settles every call in flight at once (clearing its timer, so nothing keeps Node alive).
     return new Promise<T>((resolve, reject) => {
-      const abort = (error: SessionlineError) => reject(error)
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const settle = () => {
+        clearTimeout(timer)
+        inFlight.delete(abort)
+      }
+      const abort = (error: SessionlineError) => {
+        settle()
+        reject(error)
+      }
       inFlight.add(abort)
-      withDeadline(run(), ms, method)
-        .then(resolve, reject)
-        .finally(() => inFlight.delete(abort))
+      if (ms > 0 && Number.isFinite(ms)) {
+        timer = setTimeout(
+          () => abort(new SessionlineError('timeout', `${method} did not answer within ${ms} ms`, { ms })),
+          ms,
+        )
+      }
+      run().then(
+        (value) => {
+          settle()
+          resolve(value)
+        },
+        (error: unknown) => {
+          settle()
+          reject(error)
+        },
+      )
     })
   }
 
