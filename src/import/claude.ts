@@ -21,6 +21,7 @@ import {
   count,
   countVisibleMessages,
   isObject,
+  sessionRecord,
   stableHash,
   str,
   textOf,
@@ -208,17 +209,15 @@ export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
   )
   const fallbackId = `file-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`
   return [
-    {
-      type: 'session',
+    sessionRecord({
       id: sessionId || fallbackId,
       provider: 'claude',
       title: titleFrom(summaryTitle) ?? titleFrom(firstPrompt?.text) ?? 'Claude Code session',
-      ...(cwd ? { cwd } : {}),
-      ...(startedAt === undefined ? {} : { startedAt }),
-      ...(endedAt === undefined ? {} : { endedAt }),
+      cwd,
+      startedAt,
+      endedAt,
       messageCount: countVisibleMessages(records),
-      countMode: 'total',
-    },
+    }),
     ...records,
   ]
 }

@@ -22,7 +22,17 @@
 import type { Json, Usage, Visibility } from '../schema/common'
 import type { MessageRecord, ToolCallRecord, TranscriptRecord } from '../schema/records'
 import type { ParsedLines } from './jsonl'
-import { count, countVisibleMessages, isObject, stableHash, str, textOf, titleFrom, toMillis } from './util'
+import {
+  count,
+  countVisibleMessages,
+  isObject,
+  sessionRecord,
+  stableHash,
+  str,
+  textOf,
+  titleFrom,
+  toMillis,
+} from './util'
 
 const MESSAGE_TEXT = ['input_text', 'output_text', 'text']
 const ENVELOPES = [
@@ -324,17 +334,15 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
   )
   const fallbackId = `file-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`
   return [
-    {
-      type: 'session',
+    sessionRecord({
       id: sessionId || fallbackId,
       provider: 'codex',
       title: titleFrom(firstPrompt?.text) ?? 'Codex session',
-      ...(cwd ? { cwd } : {}),
-      ...(startedAt === undefined ? {} : { startedAt }),
-      ...(endedAt === undefined ? {} : { endedAt }),
+      cwd,
+      startedAt,
+      endedAt,
       messageCount: countVisibleMessages(records),
-      countMode: 'total',
-    },
+    }),
     ...records,
   ]
 }

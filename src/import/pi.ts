@@ -33,7 +33,7 @@ import type {
 } from '../schema/records'
 import type { JsonLine, JsonObject, ParsedLines } from './jsonl'
 import { transcriptOrder } from './order'
-import { asJson, count, isObject, str, textOf, titleFrom, toMillis, usage } from './util'
+import { asJson, count, isObject, sessionRecord, str, textOf, titleFrom, toMillis, usage } from './util'
 
 /** Newest Pi session version this adapter reads. */
 export const PI_MAX_VERSION = 3
@@ -461,21 +461,17 @@ export function parsePiSession(parsed: ParsedLines): TranscriptRecord[] {
   const firstPrompt =
     messages.find((m) => m.visibility === 'visible' && m.role === 'user' && m.contentType === 'text') ??
     messages.find((m) => m.role === 'user' && m.contentType === 'text')
-  const startedAt = toMillis(header.timestamp)
-  const cwd = str(header.cwd)
   return [
-    {
-      type: 'session',
+    sessionRecord({
       id: header.id as string,
       provider: 'pi',
       title: titleFrom(title) ?? titleFrom(firstPrompt?.text) ?? 'Pi session',
-      ...(cwd ? { cwd } : {}),
-      ...(startedAt === undefined ? {} : { startedAt }),
-      ...(endedAt === undefined ? {} : { endedAt }),
+      cwd: str(header.cwd),
+      startedAt: toMillis(header.timestamp),
+      endedAt,
       messageCount: messages.filter((m) => m.visibility === 'visible').length,
-      countMode: 'total',
       formatVersion: version,
-    },
+    }),
     ...ordered,
   ]
 }

@@ -1,5 +1,6 @@
 /** Small readers shared by the adapters: loose JSON in, typed values out (never throwing). */
 import type { Json, Usage } from '../schema/common'
+import type { SessionRecord } from '../schema/records'
 import { collapseWhitespace } from '../view/preview'
 import type { JsonObject } from './jsonl'
 
@@ -72,3 +73,32 @@ export const countVisibleMessages = (
       r.contentType !== 'reasoning' &&
       r.contentType !== 'usage',
   ).length
+
+/** What an adapter knows of a file's session; `cwd` is kept only when non-empty. */
+export interface SessionFacts {
+  id: string
+  provider: SessionRecord['provider']
+  title: string
+  cwd?: string
+  startedAt?: number
+  endedAt?: number
+  messageCount: number
+  formatVersion?: number
+}
+
+/** The `session` record of a whole-file import, with absent facts left out rather than undefined. */
+export function sessionRecord(facts: SessionFacts): SessionRecord {
+  const { id, provider, title, cwd, startedAt, endedAt, messageCount, formatVersion } = facts
+  return {
+    type: 'session',
+    id,
+    provider,
+    title,
+    ...(cwd ? { cwd } : {}),
+    ...(startedAt === undefined ? {} : { startedAt }),
+    ...(endedAt === undefined ? {} : { endedAt }),
+    messageCount,
+    countMode: 'total',
+    ...(formatVersion === undefined ? {} : { formatVersion }),
+  }
+}
