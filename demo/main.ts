@@ -10,6 +10,8 @@ import {
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
 import { Composer } from './ui/composer'
+import { Drawer } from './ui/drawer'
+import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
@@ -184,6 +186,18 @@ new ImportZone($('#dropzone'), $<HTMLInputElement>('#import-file'), {
     }
   },
 })
+// A whole sessions folder (Pi, Claude Code, Codex): unchanged files are skipped on a re-import.
+new FolderImport(
+  $<HTMLButtonElement>('#import-folder'),
+  $<HTMLInputElement>('#import-folder-input'),
+  $('#folder-report'),
+  {
+    importFiles: (files, onProgress) => client.importFiles(files, onProgress),
+    open: (id) => void openSession(id, true),
+    done: () => refreshSessions().catch(report('Could not list the sessions')),
+    titleOf: (id) => sessions.find((session) => session.id === id)?.title,
+  },
+)
 // Superseded rows (abandoned branches, history replaced by compaction) are read only on request.
 showSuperseded.addEventListener('change', () => {
   if (view) void openSession(view.sessionId, true)
@@ -253,6 +267,13 @@ async function applyProvider(config: ProviderConfig): Promise<void> {
 }
 
 // --- wiring ---
+new Drawer({
+  app: $('.app'),
+  sidebar: $('#sidebar'),
+  toggle: $<HTMLButtonElement>('#open-sessions'),
+  backdrop: $('#drawer-backdrop'),
+  main: $('#chat'),
+})
 $('#new-session').addEventListener(
   'click',
   () => void newSession().catch(report('Could not create a session')),
@@ -278,6 +299,20 @@ async function start(): Promise<void> {
   if (first) await openSession(first.id)
   else await newSession('First session')
   document.documentElement.dataset.ready = 'true'
+}
+
+// A handle for poking at the engine from the console (and for the browser tests): the client
+// and the open session's id. The library itself exposes nothing on `window`.
+declare global {
+  interface Window {
+    __sessionline?: { client: typeof client; readonly sessionId: string | undefined }
+  }
+}
+window.__sessionline = {
+  client,
+  get sessionId() {
+    return view?.sessionId
+  },
 }
 
 start().catch(report('The playground could not start'))

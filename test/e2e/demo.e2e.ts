@@ -2,57 +2,10 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { startServer } from '../../demo/serve.mjs'
-import {
-  type Browser,
-  DIST,
-  launchBrowser,
-  newSession,
-  noticeText,
-  rowWithText,
-  screenshot,
-  send,
-  waitReady,
-} from './harness'
+import { describe, expect, test } from 'vitest'
+import { demoSuite, newSession, noticeText, rowWithText, screenshot, send, waitReady } from './harness'
 
-let server: { url: string; close(): Promise<unknown> }
-let browser: Browser | undefined
-/** Figures measured along the way, printed at the end of the run. */
-const figures: Record<string, string> = {}
-
-beforeAll(async () => {
-  server = await startServer({ root: DIST })
-})
-afterAll(async () => {
-  await server?.close()
-  if (Object.keys(figures).length > 0) console.log('e2e figures:', figures)
-})
-afterEach(async (context) => {
-  const current = browser
-  browser = undefined
-  if (!current) return
-  try {
-    if (context.task.result?.state === 'fail') {
-      const name = context.task.name.split(':')[0]!.replace(/\W+/g, '-')
-      for (const [index, page] of current.context.pages().entries()) {
-        await screenshot(page, `failed-${name}-${index}`).catch(() => undefined)
-      }
-      if (current.errors.length > 0) console.error('browser errors:', current.errors)
-    } else {
-      // Any console error or uncaught error anywhere in the test fails it.
-      expect(current.errors).toEqual([])
-    }
-  } finally {
-    await current.close()
-  }
-})
-
-async function start(query = ''): Promise<{ page: Page; browser: Browser }> {
-  browser = await launchBrowser()
-  const page = await browser.open(`${server.url}${query}`)
-  return { page, browser }
-}
+const { start, figures } = demoSuite()
 
 const PI_FIXTURE = fileURLToPath(
   new URL('../import/fixtures/pi/tree-v3-branch-compaction.jsonl', import.meta.url),

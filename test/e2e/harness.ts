@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, expect } from 'vitest'
+import { startServer } from '../../demo/serve.mjs'
 
 export const DIST = fileURLToPath(new URL('../../demo/dist/', import.meta.url))
 export const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url))
@@ -49,7 +51,9 @@ function browserPids(userDataDir: string): number[] {
  * Chromium with a real profile on disk (IndexedDB and the service worker cache persist across
  * reloads, unlike an incognito context), in a fresh folder for every test.
  */
-export async function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(
+  options: { viewport?: { width: number; height: number } } = {},
+): Promise<Browser> {
   if (!existsSync(join(DIST, 'index.html')))
     throw new Error('demo/dist is missing: run `npm run demo:build` first')
   await mkdir(RUN_DIR, { recursive: true })
@@ -58,7 +62,7 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: CHROMIUM,
     headless: true,
     args: ARGS,
-    viewport: { width: 1280, height: 800 },
+    viewport: options.viewport ?? { width: 1280, height: 800 },
     timeout: 30_000,
   })
   const pids = browserPids(userDataDir)
@@ -142,4 +146,55 @@ export async function noticeText(page: Page): Promise<string> {
   return page.$eval('#notice', (element) =>
     (element as HTMLElement).hidden ? '' : (element.textContent ?? ''),
   )
+}
+
+export interface StartOptions {
+  viewport?: { width: number; height: number }
+}
+
+/**
+ * The lifecycle every e2e file shares: one static server for the file, one fresh browser per
+ * test (closed after it, with screenshots of every tab when it failed), and no console error
+ * or uncaught error allowed in a passing test. `figures` are printed at the end of the file.
+ */
+export function demoSuite() {
+  let server: { url: string; close(): Promise<unknown> } | undefined
+  let browser: Browser | undefined
+  const figures: Record<string, string> = {}
+
+  beforeAll(async () => {
+    server = await startServer({ root: DIST })
+  })
+  afterAll(async () => {
+    await server?.close()
+    if (Object.keys(figures).length > 0) console.log('e2e figures:', figures)
+  })
+  afterEach(async (context) => {
+    const current = browser
+    browser = undefined
+    if (!current) return
+    try {
+      if (context.task.result?.state === 'fail') {
+        const name = context.task.name.split(':')[0]!.replace(/\W+/g, '-')
+        for (const [index, page] of current.context.pages().entries()) {
+          await screenshot(page, `failed-${name}-${index}`).catch(() => undefined)
+        }
+        if (current.errors.length > 0) console.error('browser errors:', current.errors)
+      } else {
+        // Any console error or uncaught error anywhere in the test fails it.
+        expect(current.errors).toEqual([])
+      }
+    } finally {
+      await current.close()
+    }
+  })
+
+  async function start(query = '', options: StartOptions = {}): Promise<{ page: Page; browser: Browser }> {
+    if (!server) throw new Error('the demo server is not running')
+    browser = await launchBrowser(options)
+    const page = await browser.open(`${server.url}${query}`)
+    return { page, browser }
+  }
+
+  return { start, figures, url: () => server?.url ?? '' }
 }
