@@ -30,7 +30,7 @@ export class Drawer {
     // Choosing a session is what the drawer was opened for.
     sidebar.addEventListener('click', (event) => {
       const target = event.target as Element
-      if (target.closest('.sessions__open, .folder-report__main')) this.close()
+      if (target.closest('#new-session, .sessions__open, .folder-report__main')) this.close()
     })
     this.narrow.addEventListener('change', () => {
       if (!this.narrow.matches) this.close(false)

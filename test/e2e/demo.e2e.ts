@@ -463,6 +463,148 @@ describe('the playground in Chromium', () => {
     expect(await noticeText(other)).toBe('')
   })
 
+  test('narrow screen: a menu button opens the sessions as a drawer, Escape closes it, and a session can be switched by keyboard', async () => {
+    const { page } = await start('?wordDelayMs=10&toolRate=0', { viewport: { width: 390, height: 800 } })
+    const toggle = page.locator('#open-sessions')
+    const sidebar = page.locator('#sidebar')
+    const drawer = () =>
+      page.evaluate(() => ({
+        expanded: document.querySelector('#open-sessions')!.getAttribute('aria-expanded'),
+        chatInert: (document.querySelector('#chat') as HTMLElement).inert,
+        focus: document.activeElement?.id || document.activeElement?.className,
+      }))
+    await expect.poll(() => sidebar.isVisible()).toBe(false)
+    expect(await toggle.isVisible()).toBe(true)
+    const first = new URL(page.url()).hash.replace('#/session/', '')
+    await send(page, 'Only in the first session', 'queue')
+    await page.waitForSelector(rowWithText('Only in the first session'))
+
+    // Keyboard: the menu button opens the drawer with focus on the open session.
+    await toggle.focus()
+    await page.keyboard.press('Enter')
+    await sidebar.waitFor({ state: 'visible' })
+    expect(await drawer()).toEqual({ expanded: 'true', chatInert: true, focus: 'sessions__open' })
+    await page.click('#new-session')
+    await page.waitForFunction((id) => !location.hash.includes(id), first)
+    await expect.poll(() => sidebar.isVisible()).toBe(false)
+    const second = new URL(page.url()).hash.replace('#/session/', '')
+    await send(page, 'Only in the second session', 'queue')
+    await page.waitForSelector(rowWithText('Only in the second session'))
+    await screenshot(page, 'mobile-main')
+
+    // Escape closes it and gives focus back to the menu button.
+    await toggle.focus()
+    await page.keyboard.press('Enter')
+    await sidebar.waitFor({ state: 'visible' })
+    await page.waitForFunction(
+      () => getComputedStyle(document.querySelector('#sidebar')!).transform === 'none',
+    )
+    await screenshot(page, 'mobile-drawer')
+    await page.keyboard.press('Escape')
+    await expect.poll(() => sidebar.isVisible()).toBe(false)
+    expect(await drawer()).toEqual({ expanded: 'false', chatInert: false, focus: 'open-sessions' })
+
+    // Open again, Tab to the first session, Enter: it opens and the drawer closes.
+    await page.keyboard.press('Enter')
+    await sidebar.waitFor({ state: 'visible' })
+    expect(
+      await page.evaluate(
+        () => (document.activeElement?.closest('.sessions__item') as HTMLElement | null)?.dataset.session,
+      ),
+    ).toBe(second)
+    for (let i = 0; i < 6; i++) {
+      const on = await page.evaluate(
+        () => (document.activeElement?.closest('.sessions__item') as HTMLElement | null)?.dataset.session,
+      )
+      const isOpenButton = await page.evaluate(() =>
+        document.activeElement?.classList.contains('sessions__open'),
+      )
+      if (on === first && isOpenButton) break
+      await page.keyboard.press('Tab')
+    }
+    await page.keyboard.press('Enter')
+    await page.waitForSelector(rowWithText('Only in the first session'))
+    expect(page.url()).toContain(first)
+    await expect.poll(() => sidebar.isVisible()).toBe(false)
+    expect(await drawer()).toEqual({ expanded: 'false', chatInert: false, focus: 'open-sessions' })
+    expect(await page.getByText('Only in the second session').count()).toBe(0)
+    // The backdrop closes it too.
+    await toggle.click()
+    await sidebar.waitFor({ state: 'visible' })
+    await page.mouse.click(380, 400)
+    await expect.poll(() => sidebar.isVisible()).toBe(false)
+    expect(await noticeText(page)).toBe('')
+  })
+
+  test('two tabs, one runner: an input admitted in one tab runs exactly one turn, whichever worker holds the lock', async () => {
+    const { page, browser } = await start('?wordDelayMs=40&toolRate=0.5')
+    const id = await newSession(page)
+    const other = await browser.context.newPage()
+    await other.goto(page.url())
+    await waitReady(other)
+    await page.bringToFront()
+    await send(page, 'Run this once')
+    await page.waitForSelector(`${lastAssistant}[data-state="streaming"]`, { timeout: 15_000 })
+    // A steer from the other tab while the turn runs: the runner of the tab that holds the
+    // session's lock takes it into the same turn; the other tab's runner must not step in.
+    await send(other, 'Steered from the other tab')
+    type Logged = { type: string; data: Record<string, unknown> }
+    // The session's log, read through the client of either tab (the demo's console handle).
+    const readLog = (tab: Page) =>
+      tab.evaluate(async (sessionId) => {
+        const events: { type: string; data: unknown; seq: number }[] = []
+        for (;;) {
+          const batch = await window.__sessionline!.client.events(sessionId, {
+            afterSeq: events.at(-1)?.seq ?? 0,
+            limit: 1000,
+          })
+          events.push(...batch)
+          if (batch.length < 1000) return events as Logged[]
+        }
+      }, id)
+    await expect
+      .poll(async () => (await readLog(other)).filter((event) => event.type === 'turn/end').length, {
+        timeout: 40_000,
+        interval: 250,
+      })
+      .toBeGreaterThanOrEqual(1)
+    await page.waitForTimeout(500) // a second runner, if there were one, would show by now
+    const log = await readLog(page)
+    const of = (type: string) => log.filter((event) => event.type === type)
+    const turns = of('turn/start').map((event) => event.data.turn)
+    expect(turns).toEqual([1])
+    expect(of('turn/end').map((event) => event.data)).toEqual([{ turn: 1, reason: 'completed' }])
+    expect(of('user/message').map((event) => event.data.text)).toEqual([
+      'Run this once',
+      'Steered from the other tab',
+    ])
+    const steps = of('step/start').map((event) => `${event.data.turn}.${event.data.step}`)
+    expect(new Set(steps).size).toBe(steps.length)
+    const assistants = of('assistant/start')
+    expect(new Set(assistants.map((event) => event.data.messageId)).size).toBe(assistants.length)
+    expect(assistants.length).toBe(steps.length)
+    figures['two tabs, one runner: turns / steps'] = `${turns.length} / ${steps.length}`
+
+    // Both tabs show the same rows: two prompts, one assistant row per step, nothing twice.
+    for (const tab of [page, other]) {
+      await tab.waitForSelector(`${lastAssistant}[data-turn="1"][data-state="complete"]`)
+      const rows = () =>
+        tab.$$eval('.transcript__rows > .row', (list) =>
+          list.map((row) => `${(row as HTMLElement).dataset.role}:${(row as HTMLElement).dataset.turn}`),
+        )
+      await expect
+        .poll(async () => (await rows()).filter((row) => row.startsWith('assistant:')).length)
+        .toBe(assistants.length)
+      expect((await rows()).filter((row) => row.startsWith('user:'))).toEqual(['user:1', 'user:1'])
+      const keys = await tab.$$eval('.transcript__rows > [data-key]', (list) =>
+        list.map((row) => (row as HTMLElement).dataset.key),
+      )
+      expect(new Set(keys).size).toBe(keys.length)
+    }
+    expect(await noticeText(page)).toBe('')
+    expect(await noticeText(other)).toBe('')
+  })
+
   test('offline: after one visit the app, its sessions and new inputs work with no network', async () => {
     const { page, browser } = await start('?wordDelayMs=10&toolRate=0')
     const id = await newSession(page)
