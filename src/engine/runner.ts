@@ -27,12 +27,12 @@ import { nanoid } from 'nanoid'
 import { Json, type Usage } from '../schema/common'
 import { isSessionlineError, parseOrThrow, SessionlineError } from '../schema/errors'
 import type { Finish, SessionEvent, TurnEndReason } from '../schema/events'
-import type { SessionMessage } from '../schema/messages'
 import { ConfigureRequest, type ProviderConfig } from '../schema/provider'
 import { acquireLock, type LockRequester, runnerLockName } from './locks'
 import type { ModelProvider, ProviderChunk, ToolSpec, Tools } from './provider'
 import { abortError } from './providers/abort'
 import { providerFromConfig } from './providers/index'
+import { type VisibleContext, watchVisibleContext } from './runner-context'
 import { createDemoTools } from './tools'
 import type { Runner, RunnerHost, TurnState } from './types'
 
@@ -73,6 +73,8 @@ interface SessionDriver {
   failedAt: number | null
   /** The running turn (or the one being opened), while there is one. */
   turn: RunningTurn | null
+  /** The model-visible transcript, followed in memory while this runner holds the session's lock. */
+  context: VisibleContext | null
 }
 
 interface TurnSetup {
@@ -121,7 +123,16 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   const driverOf = (sessionId: string): SessionDriver => {
     let driver = drivers.get(sessionId)
     if (!driver) {
-      driver = { sessionId, loop: null, dirty: false, paused: false, inputs: 0, failedAt: null, turn: null }
+      driver = {
+        sessionId,
+        loop: null,
+        dirty: false,
+        paused: false,
+        inputs: 0,
+        failedAt: null,
+        turn: null,
+        context: null,
+      }
       drivers.set(sessionId, driver)
     }
     return driver
@@ -161,6 +172,9 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       try {
         await runWhileWork(driver)
       } finally {
+        // Without the lock another runner may drive the session: following it is not our job.
+        driver.context?.close()
+        driver.context = null
         await lock.release()
       }
     } while (driver.dirty && !closed && !driver.paused && provider)
@@ -279,8 +293,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   ): Promise<Finish> {
     const { sessionId } = driver
     const messageId = `msg_${nanoid()}`
-    const context = await loadContext(sessionId)
-    await engine.append(sessionId, [
+    const { headSeq } = await engine.append(sessionId, [
       { type: 'step/start', data: { turn, step } },
       { type: 'assistant/start', data: { messageId, turn, step } },
     ])
@@ -288,6 +301,9 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     const stream = createStreamBuffer(sessionId, messageId, writer)
     let messageOpen = true
     try {
+      // The transcript through this step's start, but for the step's own (still empty) row.
+      driver.context ??= watchVisibleContext(engine, sessionId)
+      const context = (await driver.context.read(headSeq)).filter((row) => row.id !== messageId)
       const calls: Extract<ProviderChunk, { type: 'tool-call' }>[] = []
       const reported: { finish: Finish; usage?: Usage } = { finish: 'stop' }
       const chunks = setup.provider({ sessionId, turn, step, context, tools: toolSpecs(setup.tools), signal })
@@ -398,12 +414,6 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       if (tool.parameters !== undefined) spec.parameters = tool.parameters
       return spec
     })
-  }
-
-  /** The model-visible transcript: visible rows only, in seq order. */
-  async function loadContext(sessionId: string): Promise<SessionMessage[]> {
-    const page = await engine.loadThrough(sessionId, { seq: 0 })
-    return page.messages.filter((row) => row.visibility === 'visible')
   }
 
   type Writer = ReturnType<typeof createWriter>
