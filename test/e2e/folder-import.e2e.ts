@@ -162,6 +162,52 @@ describe('importing a sessions folder in Chromium', () => {
         )
         .toBe(1)
       expect(await page.$$eval('.sessions__item', (items) => items.length)).toBe(before + SESSION_FILES)
+
+      // Where the browser has a directory picker the button uses it and walks the folder itself.
+      // The native picker cannot be driven here, so a stand-in hands over the same kind of handles.
+      const codex =
+        'codex/sessions/2026/01/03/rollout-2026-01-03T04-05-06-22222222-2222-4222-8222-222222222222.jsonl'
+      await page.evaluate(
+        ({ path, text }) => {
+          type Entry = { kind: 'file'; name: string; getFile(): Promise<File> } | Directory
+          type Directory = { kind: 'directory'; name: string; values(): AsyncIterable<Entry> }
+          const file = (name: string, body: string): Entry => ({
+            kind: 'file',
+            name,
+            getFile: async () => new File([body], name),
+          })
+          const directory = (name: string, entries: Entry[]): Directory => ({
+            kind: 'directory',
+            name,
+            async *values() {
+              yield* entries
+            },
+          })
+          const parts = path.split('/')
+          let tree: Entry = file(parts.at(-1)!, text)
+          for (const name of parts.slice(0, -1).reverse()) tree = directory(name, [tree])
+          const root = directory('picked', [
+            tree,
+            directory('node_modules', [file('never-read.jsonl', 'not a session')]),
+            file('notes.txt', 'not a session either'),
+          ])
+          ;(window as unknown as { showDirectoryPicker: () => Promise<Directory> }).showDirectoryPicker =
+            async () => root
+        },
+        { path: codex, text: await readFile(join(folder, codex), 'utf8') },
+      )
+      await page.$eval('#folder-report', (report) => {
+        delete (report as HTMLElement).dataset.state
+      })
+      await page.click('#import-folder')
+      await page.waitForSelector('#folder-report[data-state="done"]')
+      expect(
+        await page.$$eval('.folder-report__item', (items) =>
+          items.map(
+            (item) => `${(item as HTMLElement).dataset.status} ${(item as HTMLElement).dataset.path}`,
+          ),
+        ),
+      ).toEqual([`unchanged picked/${codex}`])
       expect(await noticeText(page)).toBe('')
     } finally {
       await rm(root, { recursive: true, force: true })
