@@ -87,6 +87,29 @@ async function importFolder(page: Page, folder: string): Promise<FolderReport> {
   })
 }
 
+/** `count` distinct Codex sessions (the real rollout, each with its own id and first prompt), a few per day. */
+async function writeLargeFolder(count: number): Promise<{ root: string; folder: string }> {
+  const root = await mkdtemp(join(tmpdir(), 'sessionline-folder-'))
+  const folder = join(root, 'codex-home')
+  const text = await readFile(
+    fixture('real/codex/claude-code-log__rollout-2026-01-02T03-04-05-11111111.jsonl'),
+    'utf8',
+  )
+  for (let n = 0; n < count; n++) {
+    const id = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
+    const day = String(1 + (n % 28)).padStart(2, '0')
+    const path = join(folder, 'sessions', '2026', '02', day, `rollout-2026-02-${day}T10-00-00-${id}.jsonl`)
+    await mkdir(dirname(path), { recursive: true })
+    await writeFile(
+      path,
+      text
+        .replaceAll('11111111-1111-4111-8111-111111111111', id)
+        .replaceAll('List the synthetic files.', `Session ${n}: list the synthetic files.`),
+    )
+  }
+  return { root, folder }
+}
+
 describe('importing a sessions folder in Chromium', () => {
   test('folder: imports each session file once, skips unchanged files, updates a changed one', async () => {
     const { root, folder } = await writeFolder()
@@ -208,6 +231,45 @@ describe('importing a sessions folder in Chromium', () => {
           ),
         ),
       ).toEqual([`unchanged picked/${codex}`])
+      expect(await noticeText(page)).toBe('')
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+  })
+
+  test('folder: a large folder shows its progress counting up, then imports every file', async () => {
+    const count = 400
+    const { root, folder } = await writeLargeFolder(count)
+    try {
+      const { page } = await start()
+      await page.evaluate(() => {
+        const seen: number[] = []
+        ;(window as unknown as { progressSeen: number[] }).progressSeen = seen
+        const report = document.querySelector('#folder-report')!
+        new MutationObserver(() => {
+          const done = /^Importing (\d+) \//.exec(
+            report.querySelector('.folder-report__summary')?.textContent ?? '',
+          )
+          if (done && seen.at(-1) !== Number(done[1])) seen.push(Number(done[1]))
+        }).observe(report, { subtree: true, childList: true, characterData: true })
+      })
+      let started = Date.now()
+      const first = await importFolder(page, folder)
+      const ms = Date.now() - started
+      expect(first.counts).toEqual({ imported: count, updated: 0, unchanged: 0, failed: 0 })
+      const seen = await page.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen)
+      // It counted up, in order, from 0, showing several values on the way.
+      expect(seen[0]).toBe(0)
+      expect(seen).toEqual([...seen].sort((a, b) => a - b))
+      expect(seen.length).toBeGreaterThanOrEqual(3)
+      expect(seen.at(-1)).toBeLessThanOrEqual(count)
+      await expect.poll(() => page.$$eval('.sessions__item', (items) => items.length)).toBe(count + 1)
+      started = Date.now()
+      const again = await importFolder(page, folder)
+      figures[`folder of ${count} files: import / re-import (all unchanged)`] =
+        `${ms} ms / ${Date.now() - started} ms`
+      figures[`folder of ${count} files: progress values shown`] = String(seen.length)
+      expect(again.counts).toEqual({ imported: 0, updated: 0, unchanged: count, failed: 0 })
       expect(await noticeText(page)).toBe('')
     } finally {
       await rm(root, { recursive: true, force: true })
