@@ -80,6 +80,8 @@ interface SessionDriver {
 interface TurnSetup {
   readonly provider: ModelProvider
   readonly tools: Tools
+  /** What the provider is told of `tools`, derived once per turn. */
+  readonly specs: readonly ToolSpec[]
 }
 
 interface RunningTurn {
@@ -185,7 +187,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     while (!closed && !driver.paused) {
       // A turn keeps the provider and tools it started with; `configure` applies to the next one.
       if (!provider) return
-      const setup: TurnSetup = { provider, tools }
+      const setup: TurnSetup = { provider, tools, specs: toolSpecs(tools) }
       const state = await host.turnState(sessionId)
       if (state.openTurn !== null) {
         // We hold the lock and run no turn here, so whoever opened this one is gone.
@@ -197,10 +199,10 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       let markEnded!: () => void
       driver.turn = { control, ended: new Promise((resolve) => (markEnded = resolve)) }
       try {
-        const promoted = await engine.promote(sessionId, 'settled')
-        const turn = promoted.length > 0 ? (await host.turnState(sessionId)).openTurn : null
-        if (turn === null) return
-        await runTurn(driver, turn, setup, control)
+        // The promoted rows belong to the turn this promote opened.
+        const [first] = await engine.promote(sessionId, 'settled')
+        if (!first) return
+        await runTurn(driver, first.turn, setup, control)
       } finally {
         driver.turn = null
         markEnded()
@@ -225,11 +227,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       let step = 0
       let atBoundary = true
       while (true) {
-        if (control.signal.aborted) {
-          reason = stopReasonOf(control)
-          break
-        }
-        if (atBoundary) await engine.promote(sessionId, 'checkpoint')
+        if (atBoundary && !control.signal.aborted) await engine.promote(sessionId, 'checkpoint')
         if (control.signal.aborted) {
           reason = stopReasonOf(control)
           break
@@ -306,7 +304,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       const context = (await driver.context.read(headSeq)).filter((row) => row.id !== messageId)
       const calls: Extract<ProviderChunk, { type: 'tool-call' }>[] = []
       const reported: { finish: Finish; usage?: Usage } = { finish: 'stop' }
-      const chunks = setup.provider({ sessionId, turn, step, context, tools: toolSpecs(setup.tools), signal })
+      const chunks = setup.provider({ sessionId, turn, step, context, tools: setup.specs, signal })
       await forEachChunk(chunks, signal, (chunk) => {
         switch (chunk.type) {
           case 'text':
@@ -314,11 +312,12 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
             if (chunk.text !== '') stream.add(chunk.type, chunk.text)
             return
           case 'tool-call':
-            stream.flush()
             calls.push(chunk)
-            // A failed write fails the writer, and with it the step's next awaited write.
+            // With the text streamed before it, in one transaction. A failed write fails the
+            // writer, and with it the step's next awaited write.
             writer
               .write([
+                ...stream.take(),
                 {
                   type: 'tool/call',
                   data: { messageId, callId: chunk.callId, name: chunk.name, input: chunk.input },
@@ -336,8 +335,10 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       const { usage } = reported
       const finish =
         calls.length > 0 ? 'tool-calls' : reported.finish === 'tool-calls' ? 'stop' : reported.finish
-      stream.flush()
-      await writer.write([{ type: 'assistant/end', data: withUsage({ messageId, finish }, usage) }])
+      await writer.write([
+        ...stream.take(),
+        { type: 'assistant/end', data: withUsage({ messageId, finish }, usage) },
+      ])
       messageOpen = false
       if (calls.length > 0) await runTools(sessionId, setup.tools, calls, signal, writer)
       if (signal.aborted) throw abortError('step')
@@ -349,22 +350,26 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         driver.failedAt ??= driver.inputs
         report(asSessionlineError(error, 'provider_error'), sessionId)
       }
+      // Through the writer: after a failed write, text must not land past the gap.
       stream.flush()
-      const closing: SessionEvent[] = []
+      const closeEvents: SessionEvent[] = []
       if (messageOpen) {
-        closing.push({ type: 'assistant/end', data: { messageId, finish: aborted ? 'aborted' : 'error' } })
+        closeEvents.push({
+          type: 'assistant/end',
+          data: { messageId, finish: aborted ? 'aborted' : 'error' },
+        })
       }
-      closing.push({ type: 'step/end', data: { turn, step } })
+      closeEvents.push({ type: 'step/end', data: { turn, step } })
       // Straight to the log once earlier writes settled: the writer may be failed for good.
       await writer
         .settled()
-        .then(() => engine.append(sessionId, closing))
+        .then(() => engine.append(sessionId, closeEvents))
         .catch((writeError: unknown) => {
           report(asSessionlineError(writeError, 'internal'), sessionId)
         })
       return aborted ? 'aborted' : 'error'
     } finally {
-      stream.dispose()
+      stream.take() // stops its timer: whatever is left was written or is moot
     }
   }
 
@@ -440,22 +445,26 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 
   /**
    * Streamed text: shown to watchers at once (`publishLive`), persisted as coalesced
-   * `assistant/delta` batches at most every `flushMs` and before anything else is logged.
+   * `assistant/delta` batches at most every `flushMs`, or with whatever is logged next.
    */
   function createStreamBuffer(sessionId: string, messageId: string, writer: Writer) {
     let pending: { kind: 'text' | 'reasoning'; text: string }[] = []
     let timer: ReturnType<typeof setTimeout> | undefined
-    const flush = () => {
+    /** The text not yet persisted, as events, and forgets it (the caller writes them). */
+    const take = (): SessionEvent[] => {
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
-      if (pending.length === 0) return
       const events: SessionEvent[] = pending.map(({ kind, text }) => ({
         type: 'assistant/delta',
         data: kind === 'text' ? { messageId, text } : { messageId, reasoning: text },
       }))
       pending = []
+      return events
+    }
+    const flush = () => {
+      const events = take()
       // A failed batch fails the writer, and with it the step's next awaited write.
-      writer.write(events).catch(() => {})
+      if (events.length > 0) writer.write(events).catch(() => {})
     }
     return {
       add(kind: 'text' | 'reasoning', text: string) {
@@ -466,12 +475,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         host.publishLive(sessionId, [{ type: 'assistant/delta', data }])
         if (timer === undefined) timer = setTimeout(flush, flushMs)
       },
+      take,
       flush,
-      dispose() {
-        if (timer !== undefined) clearTimeout(timer)
-        timer = undefined
-        pending = []
-      },
     }
   }
 
