@@ -478,6 +478,7 @@ describe('the playground in Chromium', () => {
     const first = new URL(page.url()).hash.replace('#/session/', '')
     await send(page, 'Only in the first session', 'queue')
     await page.waitForSelector(rowWithText('Only in the first session'))
+    await page.waitForSelector(`${lastAssistant}[data-state="complete"]`, { timeout: 15_000 })
 
     // Keyboard: the menu button opens the drawer with focus on the open session.
     await toggle.focus()
@@ -512,15 +513,24 @@ describe('the playground in Chromium', () => {
         () => (document.activeElement?.closest('.sessions__item') as HTMLElement | null)?.dataset.session,
       ),
     ).toBe(second)
+    // The list is newest first, and which session was touched last depends on when its turn
+    // ended: Tab forward or back, whichever way the first session lies.
+    const firstIsAbove = await page.evaluate(
+      ([a, b]) => {
+        const [one, two] = [a, b].map(
+          (id) => document.querySelector(`.sessions__item[data-session="${id}"]`)!,
+        )
+        return Boolean(two!.compareDocumentPosition(one!) & Node.DOCUMENT_POSITION_PRECEDING)
+      },
+      [first, second],
+    )
     for (let i = 0; i < 6; i++) {
-      const on = await page.evaluate(
-        () => (document.activeElement?.closest('.sessions__item') as HTMLElement | null)?.dataset.session,
-      )
-      const isOpenButton = await page.evaluate(() =>
-        document.activeElement?.classList.contains('sessions__open'),
-      )
-      if (on === first && isOpenButton) break
-      await page.keyboard.press('Tab')
+      const focused = await page.evaluate(() => ({
+        session: (document.activeElement?.closest('.sessions__item') as HTMLElement | null)?.dataset.session,
+        open: document.activeElement?.classList.contains('sessions__open'),
+      }))
+      if (focused.session === first && focused.open) break
+      await page.keyboard.press(firstIsAbove ? 'Shift+Tab' : 'Tab')
     }
     await page.keyboard.press('Enter')
     await page.waitForSelector(rowWithText('Only in the first session'))
