@@ -5,6 +5,7 @@ import { createEngine } from '../../src/engine/engine'
 import type { ModelProvider, ProviderChunk, Tools } from '../../src/engine/provider'
 import { createVisibleRows, watchVisibleContext } from '../../src/engine/runner-context'
 import type { Visibility } from '../../src/schema/common'
+import type { SessionEvent } from '../../src/schema/events'
 import type { SessionMessage } from '../../src/schema/messages'
 import { freshDbName, immediateSchedule } from '../support/engines'
 import { allEvents, waitFor } from './harness'
@@ -98,7 +99,7 @@ describe('the context the runner gives the provider', () => {
 })
 
 describe('watchVisibleContext', () => {
-  test('catches up with rows another tab wrote before answering, even when no note told it', async () => {
+  test('catches up with rows another tab wrote, by a head check or by a reread after a reset', async () => {
     const options = { dbName: freshDbName('context'), indexedDB, IDBKeyRange, broadcast: false }
     const engine = createEngine(options)
     const otherTab = createEngine(options)
@@ -122,6 +123,22 @@ describe('watchVisibleContext', () => {
       await otherTab.admit(id, { text: 'and another' })
       await otherTab.promote(id, 'checkpoint')
       expect(await context.read()).toStrictEqual(await visible())
+      // More than the feed sends row by row: it says `reset`, and the rows are read again.
+      const longRun: SessionEvent[] = [{ type: 'turn/end', data: { turn: 1, reason: 'completed' } }]
+      for (let turn = 2; longRun.length < 2100; turn++) {
+        longRun.push(
+          { type: 'turn/start', data: { turn } },
+          {
+            type: 'user/message',
+            data: { inputId: `u${turn}`, text: `${turn}`, delivery: 'queue', source: 'user' },
+          },
+          { type: 'turn/end', data: { turn, reason: 'completed' } },
+        )
+      }
+      await otherTab.append(id, longRun)
+      const afterReset = await context.read()
+      expect(afterReset.length).toBeGreaterThan(700)
+      expect(afterReset).toStrictEqual(await visible())
       context.close()
       await expect(context.read()).rejects.toMatchObject({ code: 'invalid_state' })
     } finally {
