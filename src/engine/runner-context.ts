@@ -11,7 +11,7 @@
  * @example
  *   const context = watchVisibleContext(engine, sessionId)
  *   const { headSeq } = await engine.append(sessionId, events)
- *   const rows = await context.read(headSeq)
+ *   const rows = await context.read(headSeq, idOfTheStepsOwnRow)
  *   context.close()
  */
 import { SessionlineError } from '../schema/errors'
@@ -20,11 +20,11 @@ import type { Engine, SessionChange, Unsubscribe } from './types'
 
 export interface VisibleContext {
   /**
-   * The visible rows in seq order, current through at least `seenHeadSeq` (a head the caller
-   * saw committed); without it, current with the log as of this call. The array is a copy; the
-   * rows are shared with the change feed and must not be mutated.
+   * The visible rows in seq order but for the row `leaveOut`, current through at least
+   * `seenHeadSeq` (a head the caller saw committed); without it, current with the log as of this
+   * call. The array is a copy; the rows are shared with the change feed and must not be mutated.
    */
-  read(seenHeadSeq?: number): Promise<SessionMessage[]>
+  read(seenHeadSeq?: number, leaveOut?: string): Promise<SessionMessage[]>
   /** Stops following the session; the rows are dropped. */
   close(): void
 }
@@ -69,19 +69,19 @@ export function watchVisibleContext(engine: Engine, sessionId: string): VisibleC
   }
 
   return {
-    async read(seenHeadSeq) {
+    async read(seenHeadSeq, leaveOut) {
       if (closed) throw new SessionlineError('invalid_state', 'The context was closed')
       subscription ??= engine.watch(sessionId, onChange)
       await subscription
-      if (!stale && seenHeadSeq !== undefined && headSeq === seenHeadSeq) return rows.snapshot()
+      if (!stale && seenHeadSeq !== undefined && headSeq === seenHeadSeq) return rows.snapshot(leaveOut)
       if (!stale) {
         // An empty append catches the engine's cache up (delivering what the feed still owed us)
         // and answers the log's head: a cheap read, unlike the whole transcript.
         const log = await engine.append(sessionId, [])
-        if (!stale && headSeq === log.headSeq) return rows.snapshot()
+        if (!stale && headSeq === log.headSeq) return rows.snapshot(leaveOut)
       }
       await seed()
-      return rows.snapshot()
+      return rows.snapshot(leaveOut)
     },
     close() {
       if (closed) return
@@ -131,6 +131,12 @@ export function createVisibleRows() {
       if (rows.length === 0 || rows[rows.length - 1]!.seq < row.seq) rows.push(row)
       else rows.splice(lowerBound(row.seq), 0, row)
     },
-    snapshot: (): SessionMessage[] => rows.slice(),
+    /** A copy, without the row `leaveOut` if it is held. */
+    snapshot(leaveOut?: string): SessionMessage[] {
+      const copy = rows.slice()
+      const seq = leaveOut === undefined ? undefined : seqOf.get(leaveOut)
+      if (seq !== undefined) copy.splice(lowerBound(seq), 1)
+      return copy
+    },
   }
 }

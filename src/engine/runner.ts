@@ -301,7 +301,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     try {
       // The transcript through this step's start, but for the step's own (still empty) row.
       driver.context ??= watchVisibleContext(engine, sessionId)
-      const context = (await driver.context.read(headSeq)).filter((row) => row.id !== messageId)
+      const context = await driver.context.read(headSeq, messageId)
       const calls: Extract<ProviderChunk, { type: 'tool-call' }>[] = []
       const reported: { finish: Finish; usage?: Usage } = { finish: 'stop' }
       const chunks = setup.provider({ sessionId, turn, step, context, tools: setup.specs, signal })

@@ -36,11 +36,18 @@ function turnEvents(turn: number): SessionEvent[] {
 
 async function main(): Promise<void> {
   const inner = createScriptedProvider({ kind: 'scripted', seed: 7, wordDelayMs: 0, toolRate: 1 })
-  const calls: { at: number; step: number; rows: number }[] = []
+  const calls: { at: number; afterStepStart: number; step: number; rows: number }[] = []
   let streamEnded = 0
+  let stepStarted = 0
   const provider: ModelProvider = (request) =>
     (async function* () {
-      calls.push({ at: performance.now() - streamEnded, step: request.step, rows: request.context.length })
+      const now = performance.now()
+      calls.push({
+        at: now - streamEnded,
+        afterStepStart: now - stepStarted,
+        step: request.step,
+        rows: request.context.length,
+      })
       yield* inner(request)
       streamEnded = performance.now()
     })()
@@ -68,7 +75,26 @@ async function main(): Promise<void> {
     `one loadThrough({seq: 0}) of the whole transcript: ${(performance.now() - started).toFixed(0)} ms`,
   )
 
+  // The runner calls the engine object it was built with: wrapping its methods here times them.
+  const reads = { loadThrough: 0, loadThroughMs: 0, headReads: 0 }
+  const { loadThrough, append } = engine
+  engine.loadThrough = async (...args) => {
+    const t = performance.now()
+    try {
+      return await loadThrough(...args)
+    } finally {
+      reads.loadThrough += 1
+      reads.loadThroughMs += performance.now() - t
+    }
+  }
+  engine.append = async (sessionId, events) => {
+    if (events.length === 0) reads.headReads += 1
+    const written = await append(sessionId, events)
+    if (events[0]?.type === 'step/start') stepStarted = performance.now()
+    return written
+  }
   const { headSeq } = await engine.append(id, [])
+  reads.headReads = 0
   const ended = new Promise<void>((resolve) => {
     void engine.watch(id, (change) => {
       if (!change.durable) return
@@ -84,9 +110,12 @@ async function main(): Promise<void> {
   console.log(
     `one turn with ${calls.length} provider requests: ${(performance.now() - started).toFixed(0)} ms`,
   )
+  console.log(
+    `  whole-transcript reads during the turn: ${reads.loadThrough} (${reads.loadThroughMs.toFixed(0)} ms); head reads: ${reads.headReads}`,
+  )
   for (const call of calls) {
     console.log(
-      `  step ${call.step}: ${call.rows} context rows; ${call.at.toFixed(0)} ms since the previous stream ended (step 1: since admit)`,
+      `  step ${call.step}: ${call.rows} context rows; ${call.at.toFixed(0)} ms since the previous stream ended (step 1: since admit), ${call.afterStepStart.toFixed(1)} ms after its step/start was written`,
     )
   }
   await engine.close()

@@ -168,7 +168,7 @@ describe('createVisibleRows', () => {
     text: fc.string({ maxLength: 3 }),
   })
 
-  test('upserts by id match a naive model: latest row per id, visible only, in seq order', () => {
+  test('upserts by id match a naive model: latest row per id, visible only, in seq order, one left out on request', () => {
     fc.assert(
       fc.property(fc.array(write, { maxLength: 8 }), fc.array(write, { maxLength: 30 }), (seed, writes) => {
         // A row's seq is unique within a session: the model keeps one id per seq.
@@ -191,6 +191,7 @@ describe('createVisibleRows', () => {
             .filter((m) => m.visibility === 'visible')
             .sort((a, b) => a.seq - b.seq)
           expect(rows.snapshot()).toStrictEqual(expected)
+          expect(rows.snapshot(w.id)).toStrictEqual(expected.filter((m) => m.id !== w.id))
         }
       }),
       { seed: 7, numRuns: 300 },
