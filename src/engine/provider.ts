@@ -19,7 +19,8 @@ export interface ProviderRequest {
   sessionId: string
   turn: number
   step: number
-  /** The model-visible transcript: visible rows only, in seq order. */
+  /** The model-visible transcript: visible rows only, in seq order. The rows are shared with
+   *  the engine's change feed: read them, never modify them. */
   context: readonly SessionMessage[]
   tools: readonly ToolSpec[]
   signal: AbortSignal

@@ -1,6 +1,6 @@
 /**
  * Times what the runner spends preparing a provider request's context on a long session.
- * Not a test (no timing assertions): `npx tsx test/runner/context-bench.ts [turns]`.
+ * Not a test (no timing assertions): `npx tsx test/bench/runner-context.ts [turns]`.
  * Runs on fake-indexeddb in Node, so the figures say how the cost scales, not what a browser's
  * IndexedDB would take.
  */
