@@ -1,68 +1,204 @@
-import { createElement } from 'react'
+// @vitest-environment happy-dom
+/**
+ * `useSessionView` rendered for real: react-dom's client renderer in a happy-dom document, over a
+ * real engine on fake-indexeddb reached through Comlink (the client harness). Render counts are
+ * how a test tells "re-rendered" from "skipped"; `act` flushes React's work at each step.
+ */
+import { act, createElement, type ReactNode } from 'react'
+import { createRoot, type Root } from 'react-dom/client'
 import { renderToString } from 'react-dom/server'
-import { afterEach, expect, test, vi } from 'vitest'
+import { afterEach, beforeAll, expect, test, vi } from 'vitest'
 import type { SessionView, TimelineSnapshot } from '../../src/client/types'
 import { useSessionView } from '../../src/react'
-import { openPage, type Page, ready, seedTurns } from './harness'
+import { openPage, type Page, ready, seedTurns, until } from './harness'
+
+beforeAll(() => {
+  // tells React that `act` is in charge of flushing, so it does not warn about unwrapped updates
+  ;(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true
+})
 
 let page: Page | undefined
+let mounted: { root: Root; container: HTMLElement } | undefined
 afterEach(async () => {
+  if (mounted !== undefined) act(() => mounted?.root.unmount())
+  mounted?.container.remove()
+  mounted = undefined
   await page?.close()
   page = undefined
   vi.restoreAllMocks()
 })
 
-function Timeline({ view }: { view: SessionView }) {
+function mount(element: ReactNode): HTMLElement {
+  const container = document.createElement('div')
+  document.body.append(container)
+  const root = createRoot(container)
+  mounted = { root, container }
+  act(() => root.render(element))
+  return container
+}
+
+/** Renders of each component, by name. */
+type Renders = Record<string, number>
+const bump = (renders: Renders, name: string) => {
+  renders[name] = (renders[name] ?? 0) + 1
+}
+
+const rowText = (row: TimelineSnapshot['rows'][number]) =>
+  row.kind === 'message' ? `${row.message.role}:${row.message.id}` : `${row.input.state}:${row.input.text}`
+
+function Rows({ view, renders }: { view: SessionView; renders: Renders }) {
+  bump(renders, 'rows')
   const rows = useSessionView(view, (s) => s.rows)
-  const { status, rail } = useSessionView(view)
-  // a selector that builds a new object every call: safe, its result is kept per snapshot
-  const counts = useSessionView(view, (s) => ({ rows: s.rows.length, queued: s.queued.length }))
   return createElement(
     'ol',
-    { 'data-status': status, 'data-rail': rail.length, 'data-counts': `${counts.rows}/${counts.queued}` },
-    rows.map((row) =>
-      createElement(
-        'li',
-        { key: row.key },
-        row.kind === 'message' ? row.message.role : `pending:${row.input.text}`,
-      ),
-    ),
+    { id: 'rows' },
+    rows.map((row) => createElement('li', { key: row.key, 'data-key': row.key }, rowText(row))),
   )
 }
 
-test('useSessionView renders the snapshot and the parts a selector picks', async () => {
+function Tray({ view, renders }: { view: SessionView; renders: Renders }) {
+  bump(renders, 'tray')
+  const queued = useSessionView(view, (s) => s.queued)
+  return createElement(
+    'ul',
+    { id: 'tray' },
+    queued.map((input) => createElement('li', { key: input.id }, `${input.state}:${input.text}`)),
+  )
+}
+
+const texts = (container: HTMLElement, selector: string) =>
+  [...container.querySelectorAll(selector)].map((node) => node.textContent)
+
+async function openReady(turns = 0) {
   page = await openPage()
   const { id } = await page.client.createSession()
-  await seedTurns(page.engine, id, 2)
+  if (turns > 0) await seedTurns(page.engine, id, turns)
   const view = page.client.open(id)
-  const errors = vi.spyOn(console, 'error')
-  expect(renderToString(createElement(Timeline, { view }))).toContain('data-status="loading"')
   await ready(view)
-  void view.admit('one more thing')
-  const html = renderToString(createElement(Timeline, { view }))
-  expect(html).toContain('data-status="ready"')
-  expect(html).toContain('data-rail="2"')
-  expect(html).toContain('data-counts="5/0"')
-  expect(html.match(/<li>/g)).toHaveLength(5)
-  expect(html).toContain('<li>pending:one more thing</li>')
+  return { view, id, engine: page.engine }
+}
+
+test('a component re-renders when its part changes and not when another part does', async () => {
+  const { view } = await openReady(1)
+  const renders: Renders = {}
+  const container = mount(
+    createElement(
+      'div',
+      null,
+      createElement(Rows, { view, renders }),
+      createElement(Tray, { view, renders }),
+    ),
+  )
+  expect(texts(container, '#rows li')).toEqual(['user:u-1', 'assistant:a-1'])
+  const before = { ...renders }
+
+  // a steer changes `rows` only: the tray's selected part keeps its identity
+  await act(async () => {
+    await view.admit('steer me', { id: 's-1' })
+  })
+  expect(texts(container, '#rows li')).toEqual(['user:u-1', 'assistant:a-1', 'pending:steer me'])
+  expect(renders.rows).toBeGreaterThan(before.rows)
+  expect(renders.tray).toBe(before.tray)
+
+  // a queued input changes `queued` only: now the rows stay put
+  const afterSteer = { ...renders }
+  await act(async () => {
+    await view.admit('later', { delivery: 'queue', id: 'q-1' })
+  })
+  expect(texts(container, '#tray li')).toEqual(['pending:later'])
+  expect(renders.tray).toBeGreaterThan(afterSteer.tray)
+  expect(renders.rows).toBe(afterSteer.rows)
+})
+
+test('the optimistic row is on screen before admit resolves, and keeps its element when promoted', async () => {
+  const { view, id } = await openReady()
+  const renders: Renders = {}
+  const container = mount(createElement(Rows, { view, renders }))
+  expect(texts(container, '#rows li')).toEqual([])
+
+  let settled = false
+  let admitted: Promise<unknown> = Promise.resolve()
+  // a synchronous act: React commits before any message can come back from the worker
+  act(() => {
+    admitted = view.admit('hello', { id: 'in-1' }).finally(() => {
+      settled = true
+    })
+  })
+  expect(settled).toBe(false)
+  expect(texts(container, '#rows li')).toEqual(['sending:hello'])
+  const element = container.querySelector('[data-key="in-1"]')
+
+  await act(async () => {
+    await admitted
+  })
+  expect(texts(container, '#rows li')).toEqual(['pending:hello'])
+
+  // promotion swaps the row for the transcript row under the same key: React keeps the element
+  await act(async () => {
+    await page?.client.promote(id, 'settled')
+    await until(view, (s) => s.rows.some((row) => row.kind === 'message'))
+  })
+  expect(texts(container, '#rows li')).toEqual(['user:in-1'])
+  expect(container.querySelector('[data-key="in-1"]')).toBe(element)
+})
+
+test('unmounting unsubscribes from the view', async () => {
+  const { view } = await openReady()
+  let listening = 0
+  // the same view, with its subscriptions counted
+  const counted: SessionView = Object.create(view, {
+    subscribe: {
+      value: (listener: () => void) => {
+        listening++
+        const stop = view.subscribe(listener)
+        return () => {
+          listening--
+          stop()
+        }
+      },
+    },
+  })
+  const renders: Renders = {}
+  mount(createElement(Rows, { view: counted, renders }))
+  expect(listening).toBe(1)
+
+  act(() => mounted?.root.unmount())
+  mounted = undefined
+  expect(listening).toBe(0)
+  const rendered = renders.rows
+  await view.admit('after unmount')
+  expect(renders.rows).toBe(rendered)
+})
+
+test('a selector that builds a new object each call renders once per change, without warnings', async () => {
+  const { view } = await openReady(2)
+  const errors = vi.spyOn(console, 'error')
+  const renders: Renders = {}
+  function Counts() {
+    bump(renders, 'counts')
+    const counts = useSessionView(view, (s) => ({ rows: s.rows.length, queued: s.queued.length }))
+    return createElement('p', { id: 'counts' }, `${counts.rows}/${counts.queued}`)
+  }
+  const container = mount(createElement(Counts))
+  expect(container.querySelector('#counts')?.textContent).toBe('4/0')
+  const before = renders.counts
+  const snapshots: TimelineSnapshot[] = []
+  const stop = view.subscribe(() => snapshots.push(view.getSnapshot()))
+  await act(async () => {
+    await view.admit('one more', { delivery: 'queue' })
+  })
+  stop()
+  expect(container.querySelector('#counts')?.textContent).toBe('4/1')
+  // at most one render per published snapshot (no render loop from the fresh object)
+  expect(renders.counts - before).toBeGreaterThan(0)
+  expect(renders.counts - before).toBeLessThanOrEqual(snapshots.length)
   expect(errors).not.toHaveBeenCalled()
 })
 
-test('the view it subscribes to notifies on change and keeps the snapshot between changes', async () => {
-  page = await openPage()
-  const { id } = await page.client.createSession()
-  const view = page.client.open(id)
-  const before = await ready(view)
-  const seen: TimelineSnapshot[] = []
-  const stop = view.subscribe(() => seen.push(view.getSnapshot()))
-  expect(view.getSnapshot()).toBe(before)
-  const admitted = view.admit('ping')
-  expect(seen).toHaveLength(1)
-  expect(seen[0]).not.toBe(before)
-  expect(view.getSnapshot()).toBe(seen[0])
-  await admitted
-  stop()
-  const count = seen.length
-  await view.admit('pong')
-  expect(seen).toHaveLength(count)
+test('server rendering uses the current snapshot', async () => {
+  const { view } = await openReady(2)
+  const renders: Renders = {}
+  const html = renderToString(createElement(Rows, { view, renders }))
+  expect(html.match(/<li /g)).toHaveLength(4)
+  expect(html).toContain('assistant:a-2')
 })
