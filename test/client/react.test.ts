@@ -66,6 +66,13 @@ function Tray({ view, renders }: { view: SessionView; renders: Renders }) {
   )
 }
 
+/** Its selector builds a new object on every call. */
+function Counts({ view, renders }: { view: SessionView; renders: Renders }) {
+  bump(renders, 'counts')
+  const counts = useSessionView(view, (s) => ({ rows: s.rows.length, queued: s.queued.length }))
+  return createElement('p', { id: 'counts' }, `${counts.rows}/${counts.queued}`)
+}
+
 const texts = (container: HTMLElement, selector: string) =>
   [...container.querySelectorAll(selector)].map((node) => node.textContent)
 
@@ -174,12 +181,7 @@ test('a selector that builds a new object each call renders once per change, wit
   const { view } = await openReady(2)
   const errors = vi.spyOn(console, 'error')
   const renders: Renders = {}
-  function Counts() {
-    bump(renders, 'counts')
-    const counts = useSessionView(view, (s) => ({ rows: s.rows.length, queued: s.queued.length }))
-    return createElement('p', { id: 'counts' }, `${counts.rows}/${counts.queued}`)
-  }
-  const container = mount(createElement(Counts))
+  const container = mount(createElement(Counts, { view, renders }))
   expect(container.querySelector('#counts')?.textContent).toBe('4/0')
   const before = renders.counts
   const snapshots: TimelineSnapshot[] = []
