@@ -45,6 +45,19 @@ export interface Expectation<P> {
   holds: (actual: P) => boolean
 }
 
+/**
+ * Imported sessions are histories another tool wrote (docs/decisions/0005): they have no log
+ * to continue and a re-import replaces their rows, so neither input nor events may be added.
+ */
+function refuseImported(row: SessionRow): void {
+  if (row.source === 'native') return
+  throw new SessionlineError(
+    'invalid_state',
+    `session ${JSON.stringify(row.id)} was imported from ${row.source}: imported sessions are read-only`,
+    { sessionId: row.id, source: row.source },
+  )
+}
+
 /** Thrown inside a speculative write to abort it when the cache proved to be behind. */
 const STALE: unique symbol = Symbol('stale cache')
 
@@ -82,7 +95,14 @@ export function createWriter({ db, cache, notes }: WriterDeps) {
    * they show the cache was behind (or an input or row the plan did not expect), the
    * transaction is aborted, nothing is written, and the write runs again the careful way.
    */
-  async function commit<T, P = undefined>(sessionId: string, spec: WriteSpec<T, P>): Promise<T> {
+  async function commit<T, P = undefined>(sessionId: string, writeSpec: WriteSpec<T, P>): Promise<T> {
+    const spec: WriteSpec<T, P> = {
+      ...writeSpec,
+      plan: (base, prefetched) => {
+        refuseImported(base.row)
+        return writeSpec.plan(base, prefetched)
+      },
+    }
     const entry = await cache.loaded(sessionId)
     const scope = spec.scope ?? 'log'
     const transaction = scope === 'inbox' ? inInboxWrite : inWrite

@@ -11,6 +11,7 @@ import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo } from '../schema/session'
 import type { ProjectionRow, SessionlineDb, SessionRow } from '../store/db'
+import { importedFoldStates } from '../store/imported'
 import {
   eventsBetween,
   getSessionRow,
@@ -224,7 +225,10 @@ export function createSessionCache(deps: SessionCacheDeps) {
     if (!stored) throw notFound(sessionId)
     const folds = foldsFrom(stored.cached)
     if (folds) return { row: stored.row, folds, pending: stored.pending }
-    const rebuilt = await rebuild(sessionId, stored.cached)
+    const rebuilt =
+      stored.row.source === 'native'
+        ? await rebuild(sessionId, stored.cached)
+        : await rebuildImported(sessionId)
     notes.post({ sessionId, rev: rebuilt.row.rev })
     return rebuilt
   }
@@ -267,6 +271,25 @@ export function createSessionCache(deps: SessionCacheDeps) {
       }
       await Promise.all(writes)
       return { row: next, folds: folded.folds, pending: await pendingReceipts(db, sessionId) }
+    })
+  }
+
+  /** An imported session has no log (docs/decisions/0005): its folds are derived from its rows. */
+  async function rebuildImported(sessionId: string): Promise<Snapshot> {
+    return inWrite(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      const rows = await db.messages
+        .where('[sessionId+seq]')
+        .between([sessionId, 0], [sessionId, Number.POSITIVE_INFINITY])
+        .toArray()
+      const folds: Folds = importedFoldStates(rows)
+      const next: SessionRow = { ...row, rev: row.rev + 1 }
+      const writes: Promise<unknown>[] = [db.sessions.put(next)]
+      const states = putFolds(sessionId, row.headSeq, folds)
+      if (states) writes.push(states)
+      await Promise.all(writes)
+      return { row: next, folds, pending: await pendingReceipts(db, sessionId) }
     })
   }
 

@@ -9,11 +9,11 @@
  *   const { session, status } = await importTranscriptInto(db, { text, name: 'a.jsonl' }, Date.now)
  */
 import { initTranscript, transcript } from '../core/transcript'
-import { turnOutline } from '../core/turn-outline'
+import { type OutlineState, turnOutline } from '../core/turn-outline'
 import { usage } from '../core/usage'
 import { fingerprintOf, importSessionFiles } from '../import/folder'
 import { type ParsedTranscript, parseTranscript, parseTranscriptBlob } from '../import/index'
-import { recordsToRows, type StoredTranscript } from '../import/to-rows'
+import { recordsToRows, rowsOutline, rowsUsage, type StoredTranscript } from '../import/to-rows'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import {
   type FileImportReport,
@@ -22,6 +22,7 @@ import {
   type ImportProgressListener,
   ImportRequest,
 } from '../schema/import'
+import type { SessionMessage } from '../schema/messages'
 import type { FileFingerprint, ImportOrigin, SessionInfo } from '../schema/session'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
 import { inRead, inWrite } from './transactions'
@@ -35,25 +36,31 @@ export interface ImportedWrite {
 
 const info = ({ rev: _rev, ...rest }: SessionRow): SessionInfo => rest
 
-/** The cached fold rows of an imported session: what a replay would leave, plus the import's views. */
+/**
+ * The fold states of an imported session, derived from its rows alone: what a replay would
+ * leave (no open turn; later native turns would continue the numbering) plus the import's
+ * outline and usage. The engine calls this too when a fold's version changed, since an
+ * imported session has no log to replay.
+ */
+export function importedFoldStates(rows: readonly SessionMessage[]) {
+  const outline = rowsOutline(rows)
+  return {
+    transcript: { ...initTranscript(), lastTurn: outline.at(-1)?.turn ?? 0 },
+    turnOutline: { entries: outline, open: undefined } as OutlineState,
+    usage: rowsUsage(rows),
+  }
+}
+
+/** The cached fold rows of an imported session. */
 function foldRows(stored: StoredTranscript): ProjectionRow[] {
-  const throughSeq = stored.rows.length
-  const states: [string, number, unknown][] = [
-    // Turns of any later native turn continue after the imported ones.
-    [
-      transcript.name,
-      transcript.version,
-      { ...initTranscript(), lastTurn: stored.outline.at(-1)?.turn ?? 0 },
-    ],
-    [turnOutline.name, turnOutline.version, { entries: stored.outline, open: undefined }],
-    [usage.name, usage.version, stored.usage],
-  ]
-  return states.map(([name, version, state]) => ({
+  const states = importedFoldStates(stored.rows)
+  const versions = { transcript: transcript.version, turnOutline: turnOutline.version, usage: usage.version }
+  return (Object.keys(states) as (keyof typeof states)[]).map((name) => ({
     sessionId: stored.sessionId,
     name,
-    version,
-    throughSeq,
-    state,
+    version: versions[name],
+    throughSeq: stored.rows.length,
+    state: states[name],
   }))
 }
 
@@ -100,7 +107,10 @@ export async function writeImportedSession(
       rev: (existing?.rev ?? 0) + 1,
     }
     if (existing) {
-      await db.messages.where('[sessionId+seq]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).delete()
+      await Promise.all([
+        db.messages.where('[sessionId+seq]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).delete(),
+        db.projections.where('[sessionId+name]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).delete(),
+      ])
     }
     await Promise.all([
       db.messages.bulkPut(stored.rows),
