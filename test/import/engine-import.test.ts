@@ -16,7 +16,7 @@ import type { FileImportReport } from '../../src/schema/import'
 import type { SessionMessage } from '../../src/schema/messages'
 import { MAX_KEY, MIN_KEY, openDb } from '../../src/store/db'
 import { listJsonl, ownFixtures, sharedTranscripts } from './fixture-paths'
-import { buildPiFile, piScriptArb } from './pi-trees'
+import { buildPiFile, PI_TREE_RUNS, piScriptArb } from './pi-trees'
 
 let dbCount = 0
 const open: { engine: Engine; dbName: string }[] = []
@@ -81,14 +81,14 @@ describe('round trip through IndexedDB', () => {
     expect(info.origin).toMatchObject({ provider: session.provider, key: info.id, name })
   })
 
-  test('on 512 generated Pi trees', async () => {
+  test(`on every generated Pi tree (the ${PI_TREE_RUNS.numRuns} the oracle checks)`, async () => {
     const { engine, dbName } = newEngine()
     await fc.assert(
       fc.asyncProperty(piScriptArb, async (script) => {
         const { text } = buildPiFile(script)
         await expectRoundTrip(engine, dbName, text, 'generated.jsonl')
       }),
-      { seed: 20_261_130, numRuns: 512 },
+      PI_TREE_RUNS,
     )
   }, 120_000)
 })
@@ -125,13 +125,21 @@ describe('importTranscript', () => {
   test('a watcher of the session is told to reload when it is imported again', async () => {
     const { engine } = newEngine()
     const info = await engine.importTranscript({ text: treeText })
-    const changes: SessionChange[] = []
-    const stop = await engine.watch(info.id, (change) => changes.push(change))
+    let told!: (change: SessionChange) => void
+    const reset = new Promise<SessionChange>((resolve) => {
+      told = resolve
+    })
+    const stop = await engine.watch(info.id, (change) => {
+      if (change.reset === true) told(change)
+    })
     const grown = treeText.replace('"Docs updated."', '"Docs updated again."')
-    await engine.importTranscript({ text: grown })
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    stop()
-    expect(changes.some((c) => c.reset === true)).toBe(true)
+    try {
+      await engine.importTranscript({ text: grown })
+      // The test times out if the reset never comes.
+      expect(await reset).toMatchObject({ reset: true })
+    } finally {
+      stop()
+    }
     const outline = await engine.projection(info.id, 'turnOutline')
     expect(outline[0]?.response).toBe('Docs updated again.')
   })

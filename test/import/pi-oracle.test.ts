@@ -9,10 +9,9 @@ import { assembleSessionDetail, parseTranscript, recordsToRows } from '../../src
 import { SessionMessage } from '../../src/schema/messages'
 import { isOrderedRecord, type OrderedRecord, TranscriptRecord } from '../../src/schema/records'
 import { piContext } from './pi-oracle'
-import { buildPiFile, piScriptArb } from './pi-trees'
+import { buildPiFile, PI_TREE_RUNS, piScriptArb } from './pi-trees'
 
-const SEED = 20_261_130
-const RUNS = 600
+const RUNS = PI_TREE_RUNS.numRuns
 
 function ordered(text: string): OrderedRecord[] {
   const { records } = parseTranscript(text)
@@ -40,7 +39,7 @@ describe('Pi adapter against the reference context algorithm', () => {
           if (!inContext.has(r.id) && !built.hidden.has(r.id)) expect(r.visibility).toBe('inactive')
         }
       }),
-      { seed: SEED, numRuns: RUNS },
+      PI_TREE_RUNS,
     )
     // the generator reached every case it is meant to cover
     for (const feature of [
@@ -67,7 +66,7 @@ describe('Pi adapter against the reference context algorithm', () => {
         const { records } = parseTranscript(built.text)
         expect(recordsToRows(records).usage).toEqual(built.usage)
       }),
-      { seed: SEED, numRuns: RUNS },
+      PI_TREE_RUNS,
     )
   })
 
@@ -109,7 +108,7 @@ describe('Pi adapter against the reference context algorithm', () => {
           expect(r.callRecordId).toBe(expected)
         }
       }),
-      { seed: SEED, numRuns: RUNS },
+      PI_TREE_RUNS,
     )
   })
 
@@ -131,7 +130,7 @@ describe('Pi adapter against the reference context algorithm', () => {
         expect(turns).toEqual([...turns].sort((a, b) => a - b))
         expect(new Set(turns).size).toBe(turns.length)
       }),
-      { seed: SEED, numRuns: RUNS },
+      PI_TREE_RUNS,
     )
   })
 })

@@ -11,6 +11,9 @@
  */
 import fc from 'fast-check'
 
+/** The one set of generated trees: the oracle test and the IndexedDB round trip both check all of them. */
+export const PI_TREE_RUNS = { seed: 20_261_130, numRuns: 600 } as const
+
 export type PiOp =
   | { kind: 'user'; blocks: boolean }
   | { kind: 'assistant'; calls: number[]; thinking: boolean; usage: [number, number, number, number] }
