@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest'
-import type { Engine, SessionChange } from '../../src/engine/types'
+import type { SessionChange } from '../../src/engine/types'
 import type { SessionEvent } from '../../src/schema/events'
-import { hostedEngineKinds } from '../support/engines'
+import { type HostedEngineFactory, type HostedTestEngine, hostedEngineKinds } from '../support/engines'
+import { changeFeed } from '../support/feed'
 
 /** A scheduler the test flushes by hand: one tick = one call of `tick()`. */
 function manualScheduler() {
@@ -18,7 +19,6 @@ function manualScheduler() {
   }
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 10))
 const delta = (text: string): SessionEvent => ({ type: 'assistant/delta', data: { messageId: 'm1', text } })
 const textOf = (change: SessionChange | undefined) =>
   change?.messages
@@ -26,57 +26,69 @@ const textOf = (change: SessionChange | undefined) =>
     ?.parts.map((p) => ('text' in p ? p.text : ''))
     .join('')
 
-async function streaming(engine: Engine) {
-  const { id } = await engine.createSession({ id: 's' })
-  await engine.admit(id, { text: 'go' })
-  await engine.promote(id, 'settled')
-  await engine.append(id, [
-    { type: 'step/start', data: { turn: 1, step: 1 } },
-    { type: 'assistant/start', data: { messageId: 'm1', turn: 1, step: 1 } },
-  ])
-  return id
+/** What each push was: durable or a preview, and the streamed message's text in it. */
+const shape = (changes: readonly SessionChange[]) => changes.map((c) => [c.durable, textOf(c)])
+
+interface Streaming {
+  id: string
+  feed: ReturnType<typeof changeFeed>
+}
+
+/**
+ * An engine on a hand-driven scheduler with message `m1` streaming in session `s`, and a
+ * recorded watcher on it. Absence of a push is shown by awaiting a later one (same feed, in order).
+ */
+async function withStream(
+  makeEngine: HostedEngineFactory,
+  body: (t: HostedTestEngine & { clock: ReturnType<typeof manualScheduler> } & Streaming) => Promise<void>,
+) {
+  const clock = manualScheduler()
+  const made = await makeEngine({ schedule: clock.schedule })
+  try {
+    const { engine } = made
+    const { id } = await engine.createSession({ id: 's' })
+    await engine.admit(id, { text: 'go' })
+    await engine.promote(id, 'settled')
+    await engine.append(id, [
+      { type: 'step/start', data: { turn: 1, step: 1 } },
+      { type: 'assistant/start', data: { messageId: 'm1', turn: 1, step: 1 } },
+    ])
+    const feed = changeFeed()
+    await engine.watch(id, feed.listener)
+    await body({ ...made, clock, id, feed })
+  } finally {
+    await made.close()
+  }
 }
 
 describe.each(hostedEngineKinds)('live previews %s', (_, makeEngine) => {
-  test('streamed text is pushed as one batched preview per tick, not durable', async () => {
-    const clock = manualScheduler()
-    const { engine, host, close } = await makeEngine({ schedule: clock.schedule })
-    try {
-      const id = await streaming(engine)
-      const changes: SessionChange[] = []
-      await engine.watch(id, (c) => changes.push(c))
+  test('streamed text is pushed as one batched preview per tick, not durable', () =>
+    withStream(makeEngine, async ({ engine, host, clock, id, feed }) => {
       host.publishLive(id, [delta('Hel')])
       host.publishLive(id, [delta('lo')])
-      await settle()
-      expect(changes).toEqual([])
       clock.tick()
-      await settle()
-      expect(changes).toHaveLength(1)
-      expect(changes[0]).toMatchObject({ durable: false, inputs: [], views: {} })
-      expect(textOf(changes[0])).toBe('Hello')
+      await feed.until((c) => c.length >= 1)
+      // one preview holding both deltas: nothing went out before the tick
+      expect(feed.changes[0]).toMatchObject({ durable: false, inputs: [], views: {} })
+      expect(textOf(feed.changes[0])).toBe('Hello')
       expect(await engine.events(id, { afterSeq: 5 })).toEqual([])
-      clock.tick()
-      await settle()
-      expect(changes).toHaveLength(1)
-    } finally {
-      await close()
-    }
-  })
+      clock.tick() // nothing new since the last preview
+      await engine.admit(id, { text: 'witness' })
+      await feed.until((c) => c.length >= 2)
+      expect(shape(feed.changes)).toEqual([
+        [false, 'Hello'],
+        [true, undefined],
+      ])
+    }))
 
-  test('a durable append comes first, then the preview of what is still unflushed', async () => {
-    const clock = manualScheduler()
-    const { engine, host, close } = await makeEngine({ schedule: clock.schedule })
-    try {
-      const id = await streaming(engine)
-      const changes: SessionChange[] = []
-      await engine.watch(id, (c) => changes.push(c))
+  test('a durable append comes first, then the preview of what is still unflushed', () =>
+    withStream(makeEngine, async ({ engine, host, clock, id, feed }) => {
       host.publishLive(id, [delta('Hello')])
       host.publishLive(id, [delta(' world')])
       await engine.append(id, [delta('Hello')])
-      await settle()
       clock.tick()
-      await settle()
-      expect(changes.map((c) => [c.durable, textOf(c)])).toEqual([
+      await feed.until((c) => c.length >= 2)
+      expect(shape(feed.changes)).toEqual([
         [true, 'Hello'],
         [false, 'Hello world'],
       ])
@@ -85,18 +97,16 @@ describe.each(hostedEngineKinds)('live previews %s', (_, makeEngine) => {
         { type: 'assistant/end', data: { messageId: 'm1', finish: 'stop' } },
       ])
       host.publishLive(id, [delta('late')]) // the message has ended: nothing to preview
-      await settle()
       clock.tick()
-      await settle()
-      expect(changes.map((c) => [c.durable, textOf(c)])).toEqual([
+      await engine.admit(id, { text: 'witness' })
+      await feed.until((c) => c.length >= 4)
+      expect(shape(feed.changes)).toEqual([
         [true, 'Hello'],
         [false, 'Hello world'],
         [true, 'Hello world'],
+        [true, undefined],
       ])
-    } finally {
-      await close()
-    }
-  })
+    }))
 
   test('the host reports turn state and tells the runner about new and edited input', async () => {
     const { engine, host, close } = await makeEngine()
