@@ -674,6 +674,74 @@ describe('runner with the OpenAI-compatible provider against a local HTTP server
     }
   })
 
+  test('a malformed chunk mid-stream ends the turn with error (no hang), keeps the text so far and the pending input', async () => {
+    let closed!: Promise<void>
+    const server = await startServer((_req, res) => {
+      closed = new Promise((resolve) => res.on('close', () => resolve()))
+      sseHead(res)
+      res.write(sse(textChunk('Fine so far. ')))
+      // A broken chunk, and then the connection stays open: only the chunk can end the step.
+      res.write('data: {"choices": [ {"delta": \n\n')
+    })
+    const warn = console.warn
+    const warnings: string[] = []
+    console.warn = (message: string) => warnings.push(message)
+    const { engine, sessionId, close } = await startEngine({
+      provider: { kind: 'openai', baseUrl: server.baseUrl, model: 'm' },
+    })
+    try {
+      await engine.admit(sessionId, { text: 'hello?' })
+      const later = await engine.admit(sessionId, { text: 'later', delivery: 'queue' })
+      await untilTurnsEnded(engine, sessionId, 1)
+      const events = await allEvents(engine, sessionId)
+      expect(expectWellFormed(events)).toEqual([])
+      expect(events.at(-3)).toMatchObject({ type: 'assistant/end', data: { finish: 'error' } })
+      expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { turn: 1, reason: 'error' } })
+      expect(warnings.join()).toMatch(/malformed stream chunk/)
+      const assistant = (await allRows(engine, sessionId)).find((r) => r.role === 'assistant')!
+      expect(assistant).toMatchObject({ status: 'error', parts: [{ type: 'text', text: 'Fine so far. ' }] })
+      expect((await engine.pending(sessionId)).map((r) => r.id)).toEqual([later.id])
+      // The held-open response is let go, not leaked.
+      await closed
+    } finally {
+      console.warn = warn
+      await close()
+      await server.close()
+    }
+  })
+
+  test('interrupt during a stalled stream ends the turn as aborted and closes the connection', async () => {
+    let closed!: Promise<void>
+    const server = await startServer((_req, res) => {
+      closed = new Promise((resolve) => res.on('close', () => resolve()))
+      sseHead(res)
+      res.write(sse(textChunk('Thinking about it')))
+      // …and then nothing: the model server stalls.
+    })
+    const { engine, sessionId, close } = await startEngine({
+      provider: { kind: 'openai', baseUrl: server.baseUrl, model: 'm' },
+    })
+    try {
+      await engine.admit(sessionId, { text: 'take your time' })
+      await untilEvent(engine, sessionId, 'assistant/delta')
+      const queued = await engine.admit(sessionId, { text: 'then this', delivery: 'queue' })
+      await engine.interrupt(sessionId)
+      const events = await allEvents(engine, sessionId)
+      expect(expectWellFormed(events)).toEqual([])
+      expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { turn: 1, reason: 'aborted' } })
+      const assistant = (await allRows(engine, sessionId)).find((r) => r.role === 'assistant')!
+      expect(assistant).toMatchObject({
+        status: 'interrupted',
+        parts: [{ type: 'text', text: 'Thinking about it' }],
+      })
+      expect((await engine.pending(sessionId)).map((r) => r.id)).toEqual([queued.id])
+      await closed
+    } finally {
+      await close()
+      await server.close()
+    }
+  })
+
   test('a non-2xx answer ends the turn with error; the input was promoted, later input stays pending', async () => {
     const server = await startServer((_req, res) => {
       res.writeHead(503, { 'content-type': 'text/plain' })
