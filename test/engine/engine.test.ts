@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'vitest'
-import type { Engine, SessionChange } from '../../src/engine/types'
+import type { Engine } from '../../src/engine/types'
 import { MAX_INPUT_TEXT } from '../../src/schema/common'
 import { isSessionlineError } from '../../src/schema/errors'
 import type { SessionEvent } from '../../src/schema/events'
 import { engineKinds } from '../support/engines'
+import { changeFeed } from '../support/feed'
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
@@ -13,22 +14,6 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
     throw error
   }
   throw new Error('expected a SessionlineError')
-}
-
-/** Collects watch pushes; `until` waits for a change matching the predicate. */
-function recorder() {
-  const changes: SessionChange[] = []
-  let wake: (() => void) | undefined
-  return {
-    changes,
-    listener: (change: SessionChange) => {
-      changes.push(change)
-      wake?.()
-    },
-    async until(predicate: (changes: SessionChange[]) => boolean): Promise<void> {
-      while (!predicate(changes)) await new Promise<void>((resolve) => (wake = resolve))
-    },
-  }
 }
 
 const answer = (turn: number, step: number, messageId: string, text: string): SessionEvent[] => [
@@ -179,12 +164,12 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
     withEngine(async (engine) => {
       const { id } = await engine.createSession()
       const a = await engine.admit(id, { text: 'a' })
-      const seen: SessionChange[] = []
-      const stop = await engine.watch(id, (c) => seen.push(c))
+      const feed = changeFeed()
+      const stop = await engine.watch(id, feed.listener)
       const [row] = await engine.promote(id, 'settled')
-      await new Promise((r) => setTimeout(r, 20))
+      await feed.until((changes) => changes.some((c) => c.inputs.some((r) => r.status === 'promoted')))
       stop()
-      const promoted = seen.flatMap((c) => c.inputs).find((r) => r.id === a.id)
+      const promoted = feed.changes.flatMap((c) => c.inputs).find((r) => r.id === a.id)
       expect(promoted).toMatchObject({ status: 'promoted', promotedSeq: row?.seq })
     }))
 
@@ -297,8 +282,10 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
   test('watch pushes committed changes in order and stops after unsubscribe', () =>
     withEngine(async (engine) => {
       const { id } = await engine.createSession()
-      const rec = recorder()
+      const rec = changeFeed()
       const stop = await engine.watch(id, rec.listener)
+      const witness = changeFeed()
+      await engine.watch(id, witness.listener)
       const a = await engine.admit(id, { text: 'hi' })
       await engine.promote(id, 'settled')
       await engine.append(id, answer(1, 1, 'm1', 'yo'))
@@ -319,8 +306,10 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(rec.changes.map((c) => c.headSeq)).toEqual([1, 3, 8])
       stop()
       stop()
-      await engine.admit(id, { text: 'unseen' })
+      // Through Comlink the unsubscribe is fire-and-forget: nothing observable says it landed.
       await new Promise((r) => setTimeout(r, 20))
+      await engine.admit(id, { text: 'unseen' })
+      await witness.until((c) => c.length === 4)
       expect(rec.changes).toHaveLength(3)
     }))
 
@@ -328,7 +317,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
     withEngine(async (engine) => {
       const { id } = await engine.createSession()
       await engine.admit(id, { text: 'x' })
-      const rec = recorder()
+      const rec = changeFeed()
       await engine.watch(id, rec.listener)
       await engine.deleteSession(id)
       await rec.until((c) => c.some((change) => change.deleted))

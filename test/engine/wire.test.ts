@@ -1,11 +1,12 @@
 import * as Comlink from 'comlink'
 import { expect, test } from 'vitest'
-import type { Engine, SessionChange } from '../../src/engine/types'
+import type { Engine } from '../../src/engine/types'
 import { isSessionlineError, SessionlineError } from '../../src/schema/errors'
 import { registerErrorTransfer } from '../../src/wire/errors'
 import { workerGone, wrapEngine } from '../../src/wire/remote-engine'
 import { exposeEngine } from '../../worker/index'
 import { comlinkEngine, inProcessEngine } from '../support/engines'
+import { changeFeed, createSignal } from '../support/feed'
 
 test('a thrown SessionlineError keeps its code and details across Comlink; other errors stay errors', async () => {
   registerErrorTransfer()
@@ -39,20 +40,21 @@ test('unsubscribing through Comlink stops the pushes and can be called twice', a
   const { engine, close } = await comlinkEngine()
   try {
     const { id } = await engine.createSession()
-    const seen: SessionChange[] = []
-    const stopA = await engine.watch(id, (c) => seen.push(c))
-    const other: SessionChange[] = []
-    const stopB = await engine.watch(id, (c) => other.push(c))
+    const seen = changeFeed()
+    const stopA = await engine.watch(id, seen.listener)
+    const other = changeFeed()
+    const stopB = await engine.watch(id, other.listener)
     await engine.admit(id, { text: 'one' })
-    await new Promise((r) => setTimeout(r, 20))
-    expect(seen).toHaveLength(1)
+    await seen.until((c) => c.length === 1)
+    await other.until((c) => c.length === 1)
     stopA()
     stopA()
+    // The remote unsubscribe is fire-and-forget (`watch` hands back a plain function); nothing
+    // observable says when it reached the worker, so this one wait stays.
     await new Promise((r) => setTimeout(r, 20))
     await engine.admit(id, { text: 'two' })
-    await new Promise((r) => setTimeout(r, 20))
-    expect(seen).toHaveLength(1)
-    expect(other).toHaveLength(2)
+    await other.until((c) => c.length === 2)
+    expect(seen.changes).toHaveLength(1)
     // stopB is left subscribed: closing the engine releases its listener once, without errors.
     void stopB
   } finally {
@@ -91,8 +93,14 @@ test('a callback argument crosses as a proxy for the length of its call', async 
   const remote = wrapEngine(port2)
   try {
     const seen: unknown[] = []
-    expect(await remote.importFiles([], (progress) => seen.push(progress))).toEqual([])
-    for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 5))
+    const arrived = createSignal()
+    const onProgress = (progress: unknown) => {
+      seen.push(progress)
+      arrived.notify()
+    }
+    expect(await remote.importFiles([], onProgress)).toEqual([])
+    // the callback's calls travel on the proxy's own port: they may land after the answer
+    await arrived.until(() => seen.length >= 2, 'two progress calls')
     expect(seen).toEqual([{ done: 1 }, { done: 2 }])
   } finally {
     remote.release()
