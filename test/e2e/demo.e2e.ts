@@ -1,5 +1,8 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright-core'
 import { describe, expect, test } from 'vitest'
@@ -11,6 +14,41 @@ const PI_FIXTURE = fileURLToPath(
   new URL('../import/fixtures/pi/tree-v3-branch-compaction.jsonl', import.meta.url),
 )
 const lastAssistant = '.transcript__rows > .row[data-role="assistant"]:last-child'
+
+/** Markup that runs script if it is ever parsed as HTML (and shows as itself if it is text). */
+const MARKUP = '<img src=x onerror=alert(1)>'
+
+/** A small Pi v3 file whose prompt and answer are `text`. */
+function piFileSaying(id: string, text: string): string {
+  const at = (second: number) => `2026-02-05T10:00:0${second}.000Z`
+  const usage = { input: 3, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 5 }
+  return `${[
+    { type: 'session', version: 3, id, timestamp: at(0), cwd: '/home/me/markup' },
+    { type: 'message', id: 'u1', parentId: null, timestamp: at(1), message: { role: 'user', content: text } },
+    {
+      type: 'message',
+      id: 'r1',
+      parentId: 'u1',
+      timestamp: at(2),
+      message: {
+        role: 'assistant',
+        content: [{ type: 'text', text }],
+        model: 'm',
+        usage,
+        stopReason: 'stop',
+      },
+    },
+  ]
+    .map((line) => JSON.stringify(line))
+    .join('\n')}\n`
+}
+
+/** What of the page could have come from parsing `MARKUP` as HTML. */
+const parsedMarkup = (page: Page) =>
+  page.evaluate(() => ({
+    images: document.querySelectorAll('img[src="x"], .transcript img').length,
+    handlers: document.querySelectorAll('[onerror]').length,
+  }))
 
 /** Installs, in the page, a frame counter and an observer that records when rows appear and any duplicate key. */
 async function installProbe(page: Page): Promise<void> {
@@ -375,6 +413,72 @@ describe('the playground in Chromium', () => {
     figures['Pi import rows (visible / with superseded)'] = `${visible} / ${all}`
     expect(all).toBeGreaterThan(visible)
     await screenshot(page, 'import-superseded')
+    expect(await noticeText(page)).toBe('')
+  })
+
+  test('message text, imported content and file names show as literal text, never as HTML', async () => {
+    const { page } = await start('?wordDelayMs=5&toolRate=0')
+    const dialogs: string[] = []
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message())
+      void dialog.dismiss()
+    })
+    await newSession(page)
+    await send(page, MARKUP)
+    const row = page.locator(rowWithText(MARKUP))
+    await row.waitFor()
+    await page.waitForSelector(`${lastAssistant}[data-state="complete"]`, { timeout: 15_000 })
+    expect(await row.locator('.part--text').textContent()).toBe(MARKUP)
+
+    // An imported transcript saying it, from a file named with it.
+    const name = `${MARKUP}.jsonl`
+    await page.setInputFiles('#import-file', {
+      name,
+      mimeType: 'application/json',
+      buffer: Buffer.from(piFileSaying('markup-file', MARKUP)),
+    })
+    await expect.poll(() => page.textContent('#import-status')).toBe(`Imported ${name}`)
+    await page.waitForSelector('.sessions__open[aria-current] >> text=pi import', { timeout: 15_000 })
+    await expect
+      .poll(() => page.$$eval('.transcript__rows .part--text', (parts) => parts.map((p) => p.textContent)))
+      .toEqual([MARKUP, MARKUP])
+    // The rail's preview of the turn.
+    await page.hover('.rail__mark[data-turn="1"]')
+    await expect.poll(() => page.textContent('#rail-preview')).toContain(MARKUP)
+
+    // A folder whose file names say it: one imports, one is refused (its reason shows too).
+    const root = await mkdtemp(join(tmpdir(), 'sessionline-markup-'))
+    try {
+      const dir = join(root, 'sessions', `--home-me-${MARKUP}--`)
+      await mkdir(dir, { recursive: true })
+      await writeFile(
+        join(dir, `2026-02-05T10-00-00-000Z_${MARKUP}.jsonl`),
+        piFileSaying('markup-folder', MARKUP),
+      )
+      await writeFile(
+        join(dir, `2026-02-05T11-00-00-000Z_${MARKUP}-v4.jsonl`),
+        `${JSON.stringify({ type: 'session', version: 4, id: 'markup-v4', timestamp: '2026-02-05T11:00:00.000Z', cwd: '/x' })}\n`,
+      )
+      await page.setInputFiles('#import-folder-input', join(root, 'sessions'))
+      await page.waitForSelector('#folder-report[data-state="done"]', { timeout: 30_000 })
+      const lines = await page.$$eval('#folder-report .folder-report__item', (items) =>
+        items.map((item) => ({
+          status: (item as HTMLElement).dataset.status,
+          path: (item as HTMLElement).dataset.path,
+          label: item.querySelector('.folder-report__label')?.textContent ?? '',
+        })),
+      )
+      expect(lines.map((line) => line.status).sort()).toEqual(['failed', 'imported'])
+      for (const line of lines) {
+        expect(line.path).toContain(`--home-me-${MARKUP}--`)
+        expect(line.label).toContain(MARKUP)
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+
+    expect(await parsedMarkup(page)).toEqual({ images: 0, handlers: 0 })
+    expect(dialogs).toEqual([])
     expect(await noticeText(page)).toBe('')
   })
 
