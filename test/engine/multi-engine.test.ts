@@ -10,7 +10,10 @@ import type { Engine, SessionChange } from '../../src/engine/types'
 import type { SessionMessage } from '../../src/schema/messages'
 import { openDb } from '../../src/store/db'
 import { engineKinds, freshDbName } from '../support/engines'
+import { changeFeed } from '../support/feed'
 import { createInterruptibleFactory } from '../support/forced-close'
+
+type Feed = ReturnType<typeof changeFeed>
 
 type Op = { engine: 0 | 1; kind: 'steer' | 'queue' | 'settle' | 'checkpoint' | 'end' }
 
@@ -28,8 +31,8 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
         try {
           const { id } = await a.engine.createSession({ id: 's' })
           const engines = [a.engine, b.engine]
-          const feeds: SessionChange[][] = [[], []]
-          const stops = await Promise.all(engines.map((e, i) => e.watch(id, (c) => feeds[i]?.push(c))))
+          const feeds = [changeFeed(), changeFeed()]
+          const stops = await Promise.all(engines.map((e, i) => e.watch(id, (feeds[i] as Feed).listener)))
           let n = 0
           // Everything at once: the two engines race on one session row.
           const results = await Promise.allSettled(
@@ -71,8 +74,8 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
           const done = (feed: SessionChange[]) =>
             feed.at(-1)?.headSeq === events.length &&
             feed.at(-1)?.session?.nextInputSeq === receipts.length + 1
-          for (let i = 0; i < 400 && !feeds.every(done); i++) await new Promise((r) => setTimeout(r, 5))
-          for (const feed of feeds) {
+          for (const feed of feeds) await feed.until(done, 'the last commit')
+          for (const { changes: feed } of feeds) {
             const merged = new Map<string, SessionMessage>()
             const statuses = new Map<string, string>()
             for (const change of feed) {
@@ -100,8 +103,9 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
     const b = await makeEngine({ dbName })
     try {
       const { id } = await a.engine.createSession({ id: 's' })
-      const changes: SessionChange[] = []
-      const stop = await b.engine.watch(id, (c) => changes.push(c))
+      const feed = changeFeed()
+      const { changes } = feed
+      const stop = await b.engine.watch(id, feed.listener)
       await a.engine.admit(id, { id: 'q1', text: 'one' })
       await a.engine.promote(id, 'settled')
       await a.engine.append(id, [
@@ -112,9 +116,7 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
       await a.engine.append(id, [{ type: 'assistant/delta', data: { messageId: 'm1', text: ' world' } }])
       await a.engine.admit(id, { id: 'q2', text: 'two', delivery: 'queue' })
       const headSeq = (await a.engine.getSession(id))?.headSeq
-      for (let i = 0; i < 200 && changes.at(-1)?.session?.nextInputSeq !== 3; i++) {
-        await new Promise((r) => setTimeout(r, 5))
-      }
+      await feed.until((c) => c.at(-1)?.session?.nextInputSeq === 3, 'the second admission')
       stop()
       // Merged in order, the pushes rebuild exactly what the database holds.
       const rows = new Map<string, SessionMessage>()
@@ -170,12 +172,11 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
     const b = await makeEngine({ dbName })
     try {
       const { id } = await a.engine.createSession({ id: 's' })
-      const changes: SessionChange[] = []
-      await b.engine.watch(id, (c) => changes.push(c))
+      const feed = changeFeed()
+      await b.engine.watch(id, feed.listener)
       await a.engine.deleteSession(id)
-      for (let i = 0; i < 200 && !changes.some((c) => c.deleted); i++)
-        await new Promise((r) => setTimeout(r, 5))
-      expect(changes.at(-1)).toMatchObject({ deleted: true })
+      await feed.until((c) => c.some((change) => change.deleted), 'the deletion')
+      expect(feed.changes.at(-1)).toMatchObject({ deleted: true })
       expect(await b.engine.getSession(id)).toBeUndefined()
     } finally {
       await a.close()
