@@ -21,6 +21,7 @@ import type { PromoteMode } from '../../src/schema/requests'
 import type { TurnOutlineEntry, UsageTotals } from '../../src/schema/session'
 import { openDb } from '../../src/store/db'
 import { type EngineFactory, engineKinds, freshDbName, type TestEngine } from '../support/engines'
+import { createSignal } from '../support/feed'
 
 type AppendStep =
   | 'delta'
@@ -330,6 +331,7 @@ async function mirror(engine: Engine, sessionId: string) {
     totals: undefined as UsageTotals | undefined,
     headSeq: 0,
   }
+  const pushed = createSignal()
   const stop = await engine.watch(sessionId, (change) => {
     expect(change.durable).toBe(true)
     expect(change.headSeq).toBeGreaterThanOrEqual(state.headSeq)
@@ -338,6 +340,7 @@ async function mirror(engine: Engine, sessionId: string) {
     if (change.views.pending) state.pending = change.views.pending
     if (change.views.turnOutline) state.outline = change.views.turnOutline
     if (change.views.usage) state.totals = change.views.usage
+    pushed.notify()
   })
   const seen = await observe(engine, sessionId)
   for (const row of seen.rows) state.rows.set(row.id, row)
@@ -345,20 +348,28 @@ async function mirror(engine: Engine, sessionId: string) {
   state.outline = seen.outline
   state.totals = seen.totals
   state.headSeq = Math.max(state.headSeq, seen.session?.headSeq ?? 0)
-  return { state, stop }
+  return { state, stop, pushed }
 }
 
 async function expectMirrored(view: Awaited<ReturnType<typeof mirror>>, engine: Engine, sessionId: string) {
   const seen = await observe(engine, sessionId)
-  // Pushes through Comlink travel on their own port: give them a moment to land.
-  for (let i = 0; i < 100 && view.state.headSeq !== seen.session?.headSeq; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 2))
+  const check = () => {
+    expect([...view.state.rows.values()].sort((a, b) => a.seq - b.seq)).toEqual(seen.rows)
+    expect(view.state.pending).toEqual(seen.pending)
+    expect(view.state.outline).toEqual(seen.outline)
+    expect(view.state.totals).toEqual(seen.totals)
   }
-  await new Promise((resolve) => setTimeout(resolve, 0))
-  expect([...view.state.rows.values()].sort((a, b) => a.seq - b.seq)).toEqual(seen.rows)
-  expect(view.state.pending).toEqual(seen.pending)
-  expect(view.state.outline).toEqual(seen.outline)
-  expect(view.state.totals).toEqual(seen.totals)
+  const holds = () => {
+    try {
+      check()
+      return true
+    } catch {
+      return false
+    }
+  }
+  // Pushes through Comlink travel on their own port: wait for them, then let `check` show any difference.
+  await view.pushed.until(holds, 'the mirror to catch up').catch(() => undefined)
+  check()
 }
 
 async function runScenario(makeEngine: EngineFactory, actions: Action[]) {
