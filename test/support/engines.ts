@@ -48,15 +48,15 @@ export const inProcessEngine: EngineFactory = async (options) => {
   return { engine, dbName: resolved.dbName, close: () => engine.close() }
 }
 
-export const comlinkEngine: EngineFactory = async (options) => {
-  const resolved = withDefaults(options)
+/** Serves `local` on one port of a MessageChannel and wraps the other, as a page and its worker do. */
+async function overComlink(local: Engine, dbName: string): Promise<TestEngine & { engine: RemoteEngine }> {
   const { port1, port2 } = new MessageChannel()
-  exposeEngine(createEngine(resolved), port1)
-  const engine: RemoteEngine = wrapEngine(port2)
+  exposeEngine(local, port1)
+  const engine = wrapEngine(port2)
   await engine.handshake()
   return {
     engine,
-    dbName: resolved.dbName,
+    dbName,
     async close() {
       try {
         await engine.close()
@@ -67,6 +67,11 @@ export const comlinkEngine: EngineFactory = async (options) => {
       }
     },
   }
+}
+
+export const comlinkEngine: EngineFactory = async (options) => {
+  const resolved = withDefaults(options)
+  return overComlink(createEngine(resolved), resolved.dbName)
 }
 
 export const engineKinds: ReadonlyArray<readonly [string, EngineFactory]> = [
@@ -95,25 +100,8 @@ export const hostedEngineKinds: ReadonlyArray<readonly [string, HostedEngineFact
     'through Comlink',
     async (options) => {
       const resolved = withDefaults(options)
-      const { engine: local, host } = createEngineWithHost(resolved)
-      const { port1, port2 } = new MessageChannel()
-      exposeEngine(local, port1)
-      const engine = wrapEngine(port2)
-      await engine.handshake()
-      return {
-        engine,
-        host,
-        dbName: resolved.dbName,
-        async close() {
-          try {
-            await engine.close()
-          } finally {
-            engine.release()
-            port1.close()
-            port2.close()
-          }
-        },
-      }
+      const { engine, host } = createEngineWithHost(resolved)
+      return { ...(await overComlink(engine, resolved.dbName)), host }
     },
   ],
 ]
