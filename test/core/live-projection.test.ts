@@ -26,6 +26,19 @@ function countingProjection() {
   return { projection, calls }
 }
 
+/** A fold whose state changes on every event while its view is always the same object. */
+function constantProjection() {
+  const shared = Object.freeze({ constant: true })
+  const projection: Projection<number, object> = {
+    name: 'constant',
+    version: 1,
+    init: () => 0,
+    apply: (state) => state + 1,
+    view: () => shared,
+  }
+  return { projection, shared }
+}
+
 let nextSeq = 1
 /** Stamps events with seqs that keep counting across calls. */
 function ev(...events: SessionEvent[]): StoredEvent[] {
@@ -74,14 +87,7 @@ describe('identity gate', () => {
   })
 
   test('suppresses a view identical to the last published one', () => {
-    const shared = Object.freeze({ constant: true })
-    const projection: Projection<number, object> = {
-      name: 'constant',
-      version: 1,
-      init: () => 0,
-      apply: (state) => state + 1,
-      view: () => shared,
-    }
+    const { projection } = constantProjection()
     const live = createLiveProjection(projection)
     let pushes = 0
     live.subscribe(() => {
@@ -95,14 +101,7 @@ describe('identity gate', () => {
   })
 
   test('publishes the first view after an unobserved change, even when it looks the same', () => {
-    const shared = Object.freeze({ constant: true })
-    const projection: Projection<number, object> = {
-      name: 'constant',
-      version: 1,
-      init: () => 0,
-      apply: (state) => state + 1,
-      view: () => shared,
-    }
+    const { projection, shared } = constantProjection()
     const live = createLiveProjection(projection)
     const pushes: object[] = []
     const stop = live.subscribe((view) => pushes.push(view))
