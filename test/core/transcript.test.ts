@@ -133,6 +133,24 @@ function referenceRows(events: readonly StoredEvent[]): SessionMessage[] {
 
 const arbStampedLog = arbSessionLog().map((log) => stamp(log, 'session-1'))
 
+/**
+ * Walks `runs` generated logs (fixed seed) event by event: `step` gets the state before each
+ * event and returns the state to go on from.
+ */
+function alongEveryLog(
+  seed: number,
+  runs: number,
+  step: (state: TranscriptState, event: StoredEvent) => TranscriptState,
+): void {
+  fc.assert(
+    fc.property(arbStampedLog, (events) => {
+      let state = initTranscript()
+      for (const event of events) state = step(state, event)
+    }),
+    { seed, numRuns: runs },
+  )
+}
+
 describe('transcript fold', () => {
   test('incremental, whole-log and reference replays agree on 500 generated logs', () => {
     fc.assert(
@@ -166,46 +184,34 @@ describe('transcript fold', () => {
   })
 
   test('every state along a log survives a JSON round trip, and folding on from the copy agrees', () => {
-    fc.assert(
-      fc.property(arbStampedLog, (events) => {
-        let state = initTranscript()
-        for (const event of events) {
-          const copy = JSON.parse(JSON.stringify(state)) as TranscriptState
-          const next = applyTranscript(state, event)
-          const fromCopy = applyTranscript(copy, event)
-          expect(fromCopy.state).toEqual(next.state)
-          expect(fromCopy.changed).toEqual(next.changed)
-          state = next.state
-        }
-      }),
-      { seed: SEED + 2, numRuns: RUNS },
-    )
+    alongEveryLog(SEED + 2, RUNS, (state, event) => {
+      const copy = JSON.parse(JSON.stringify(state)) as TranscriptState
+      const next = applyTranscript(state, event)
+      const fromCopy = applyTranscript(copy, event)
+      expect(fromCopy.state).toEqual(next.state)
+      expect(fromCopy.changed).toEqual(next.changed)
+      return next.state
+    })
   })
 
   test('never mutates its input and keeps the identity of rows an event did not touch', () => {
-    fc.assert(
-      fc.property(arbStampedLog, (events) => {
-        let state = initTranscript()
-        for (const event of events) {
-          const before = structuredClone(state)
-          const next = applyTranscript(state, event)
-          expect(state).toEqual(before)
-          const changedIds = new Set(next.changed.map((row) => row.id))
-          for (const [id, row] of Object.entries(next.state.open)) {
-            if (changedIds.has(id)) expect(row).toBe(next.changed.find((r) => r.id === id))
-            else expect(row).toBe(state.open[id])
-          }
-          // Rows never change seq, and `changed` is in seq order.
-          for (const row of next.changed)
-            if (Object.hasOwn(state.open, row.id)) expect(row.seq).toBe(state.open[row.id]!.seq)
-          expect(next.changed.map((r) => r.seq)).toEqual(
-            [...next.changed.map((r) => r.seq)].sort((a, b) => a - b),
-          )
-          state = next.state
-        }
-      }),
-      { seed: SEED + 3, numRuns: 200 },
-    )
+    alongEveryLog(SEED + 3, 200, (state, event) => {
+      const before = structuredClone(state)
+      const next = applyTranscript(state, event)
+      expect(state).toEqual(before)
+      const changedIds = new Set(next.changed.map((row) => row.id))
+      for (const [id, row] of Object.entries(next.state.open)) {
+        if (changedIds.has(id)) expect(row).toBe(next.changed.find((r) => r.id === id))
+        else expect(row).toBe(state.open[id])
+      }
+      // Rows never change seq, and `changed` is in seq order.
+      for (const row of next.changed)
+        if (Object.hasOwn(state.open, row.id)) expect(row.seq).toBe(state.open[row.id]!.seq)
+      expect(next.changed.map((r) => r.seq)).toEqual(
+        [...next.changed.map((r) => r.seq)].sort((a, b) => a - b),
+      )
+      return next.state
+    })
   })
 
   test('nothing stays open after a turn ends', () => {
