@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import { type BrowserContext, chromium, type Page, type Worker } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, expect } from 'vitest'
 import { startServer } from '../../demo/serve.mjs'
 
@@ -26,7 +26,10 @@ const RUN_DIR = process.env.SESSIONLINE_E2E_TMP ?? join(tmpdir(), 'sessionline-e
 
 export interface Browser {
   context: BrowserContext
-  /** Console errors, uncaught page errors and failed requests seen so far. */
+  /**
+   * Console errors (of the pages, their workers and the service worker), uncaught page errors
+   * and crashes seen so far. A failed request shows here as Chromium's console error for it.
+   */
   errors: string[]
   /** A new tab that records its errors into `errors`. */
   open(url: string): Promise<Page>
@@ -81,6 +84,12 @@ export async function launchBrowser(
   }
   context.pages().forEach(watch)
   context.on('page', watch)
+  const watchServiceWorker = (worker: Worker) =>
+    worker.on('console', (message) => {
+      if (message.type() === 'error') errors.push(`service worker console: ${message.text()}`)
+    })
+  context.serviceWorkers().forEach(watchServiceWorker)
+  context.on('serviceworker', watchServiceWorker)
   return {
     context,
     errors,

@@ -115,6 +115,14 @@ describe('scripted provider', () => {
   })
 
   test('bad config is invalid_input', () => {
-    expect(() => createScriptedProvider({ kind: 'scripted', toolRate: 2 })).toThrow(/toolRate/)
+    const error = (() => {
+      try {
+        createScriptedProvider({ kind: 'scripted', toolRate: 2 })
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(isSessionlineError(error) && error.code).toBe('invalid_input')
+    expect(String(error)).toMatch(/toolRate/)
   })
 })
