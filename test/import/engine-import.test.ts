@@ -15,6 +15,7 @@ import { isSessionlineError } from '../../src/schema/errors'
 import type { FileImportReport } from '../../src/schema/import'
 import type { SessionMessage } from '../../src/schema/messages'
 import { MAX_KEY, MIN_KEY, openDb } from '../../src/store/db'
+import { comlinkEngine } from '../support/engines'
 import { listJsonl, ownFixtures, sharedTranscripts } from './fixture-paths'
 import { buildPiFile, PI_TREE_RUNS, piScriptArb } from './pi-trees'
 
@@ -120,6 +121,28 @@ describe('importTranscript', () => {
     const fromBlob = await b.engine.importTranscript({ blob: new Blob([treeText]) })
     expect(fromBlob).toEqual(fromText)
     expect(await storedRows(b.dbName, fromBlob.id)).toEqual(await storedRows(a.dbName, fromText.id))
+  })
+
+  test('through Comlink, a Blob import gives the same session, and a refused file keeps its error code', async () => {
+    const local = newEngine()
+    const remote = await comlinkEngine({ now: () => 1_800_000_000_000 })
+    try {
+      const fromText = await local.engine.importTranscript({ text: treeText })
+      const fromBlob = await remote.engine.importTranscript({
+        blob: new Blob([treeText]),
+        name: 'tree.jsonl',
+      })
+      expect(fromBlob).toEqual({ ...fromText, origin: { ...fromText.origin, name: 'tree.jsonl' } })
+      expect(await storedRows(remote.dbName, fromBlob.id)).toEqual(
+        await storedRows(local.dbName, fromText.id),
+      )
+      const v4 = readFileSync(path.join(ownFixtures, 'bad/pi-v4.jsonl'), 'utf8')
+      const error = await remote.engine.importTranscript({ blob: new Blob([v4]) }).catch((e: unknown) => e)
+      expect(isSessionlineError(error) && error.code).toBe('unsupported_format')
+      expect(await remote.engine.listSessions()).toHaveLength(1)
+    } finally {
+      await remote.close()
+    }
   })
 
   test('a watcher of the session is told to reload when it is imported again', async () => {
