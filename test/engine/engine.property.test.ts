@@ -20,7 +20,13 @@ import type { SessionMessage } from '../../src/schema/messages'
 import type { PromoteMode } from '../../src/schema/requests'
 import type { TurnOutlineEntry, UsageTotals } from '../../src/schema/session'
 import { openDb } from '../../src/store/db'
-import { type EngineFactory, engineKinds, freshDbName, type TestEngine } from '../support/engines'
+import {
+  type EngineFactory,
+  engineKinds,
+  freshDbName,
+  inProcessEngine,
+  type TestEngine,
+} from '../support/engines'
 import { createSignal } from '../support/feed'
 
 type AppendStep =
@@ -492,8 +498,15 @@ async function runScenario(makeEngine: EngineFactory, actions: Action[]) {
           break
         }
       }
-      await checkInvariants(current.engine, dbName, sessionId, model)
+      const seen = await checkInvariants(current.engine, dbName, sessionId, model)
       await expectMirrored(view, current.engine, sessionId)
+      // A cold open of the database at this point serves exactly what the warm engine does.
+      const cold = await inProcessEngine({ dbName, now: () => 42 })
+      try {
+        expect(await observe(cold.engine, sessionId)).toEqual(seen)
+      } finally {
+        await cold.close()
+      }
     }
     // Closing and reopening changes nothing, whatever state the run ended in.
     const before = await observe(current.engine, sessionId)
