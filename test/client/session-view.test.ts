@@ -166,6 +166,19 @@ describe('a session view over a real engine through Comlink', () => {
     expect(s.queued).toEqual([])
     expect(keysOf(s)).toEqual(['steer-1', 'queue-1'])
     expectUniqueKeys(seen)
+    // From its admission on, every snapshot holds it in exactly one place: the tray, then the transcript.
+    const places = seen.map((snapshot) => {
+      const inTray = snapshot.queued.some((input) => input.id === 'queue-1')
+      const row = rowOf(snapshot, 'queue-1')
+      if (!inTray && row === undefined) return 'absent'
+      if (inTray && row === undefined) return 'tray'
+      return !inTray && row?.kind === 'message' ? 'transcript' : 'both, or inline'
+    })
+    const shown = places.indexOf('tray')
+    expect(shown).toBeGreaterThan(0)
+    expect(places.slice(0, shown)).toEqual(places.slice(0, shown).map(() => 'absent'))
+    expect([...new Set(places.slice(shown))]).toEqual(['tray', 'transcript'])
+    expect(places.lastIndexOf('tray')).toBeLessThan(places.indexOf('transcript'))
   })
 
   test('a failed admit marks its row failed, and a retry with the same id reuses the row', async () => {
