@@ -65,21 +65,27 @@ describe('runner with the scripted provider on the real engine', () => {
     }
   })
 
-  test('streamed words are coalesced into few assistant/delta events', async () => {
-    const { engine, sessionId, close } = await startEngine({ provider: scripted(5) })
+  test('streamed words are coalesced: persisted with what is logged next, one batch per part kind', async () => {
+    // A flush window no run reaches: the batches are written with the step's end, whatever the
+    // machine's speed (the timer's own flush is what the interrupt and crash tests wait for).
+    const dbName = freshDbName('runner-host')
+    const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
+    const runner = createRunner(host, { provider: scripted(5), flushMs: 600_000, lockScope: dbName })
     try {
+      const { id: sessionId } = await engine.createSession()
       await engine.admit(sessionId, { text: 'tell me a long story' })
       await untilTurnsEnded(engine, sessionId, 1)
       const events = await allEvents(engine, sessionId)
       const rows = await allRows(engine, sessionId)
-      const words = rows[1]!.parts
-        .map((p) => (p.type === 'text' || p.type === 'reasoning' ? p.text : ''))
-        .join('')
+      const parts = rows[1]!.parts.filter((p) => p.type === 'text' || p.type === 'reasoning')
+      const words = parts.map((p) => p.text).join('')
       expect(words.split(/\s+/).length).toBeGreaterThan(8)
-      // With no delay the whole answer streams within one flush window: one batch per part kind.
-      expect(countOf(events, 'assistant/delta')).toBeLessThanOrEqual(2)
+      const deltas = events.filter((e) => e.type === 'assistant/delta')
+      expect(deltas).toHaveLength(new Set(parts.map((p) => p.type)).size)
+      expect(types(events.slice(events.indexOf(deltas.at(-1)!) + 1))[0]).toBe('assistant/end')
     } finally {
-      await close()
+      await runner.close()
+      await engine.close()
     }
   })
 
@@ -415,9 +421,16 @@ describe('runner with the scripted provider on the real engine', () => {
   })
 
   test('watchers see streamed text live, before it is durable', async () => {
-    const { engine, sessionId, close } = await startEngine({
+    // With a flush window no run reaches, the held step's words are in no event yet while
+    // watchers already show them.
+    const dbName = freshDbName('runner-host')
+    const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
+    const runner = createRunner(host, {
       provider: holdingProvider(scripted(13), ['Live ', 'words ', 'first']),
+      flushMs: 600_000,
+      lockScope: dbName,
     })
+    const { id: sessionId } = await engine.createSession()
     const live: string[] = []
     const unsubscribe = await engine.watch(sessionId, (change) => {
       if (change.durable) return
@@ -428,10 +441,17 @@ describe('runner with the scripted provider on the real engine', () => {
     try {
       await engine.admit(sessionId, { text: 'stream please' })
       await waitFor(engine, sessionId, async () => live.includes('Live words first'))
-      await engine.interrupt(sessionId)
+      expect(countOf(await allEvents(engine, sessionId), 'assistant/delta')).toBe(0)
+      // Stopping persists what was shown, with the message's end.
+      await runner.interrupt(sessionId)
+      const events = await allEvents(engine, sessionId)
+      expect(types(events.slice(-4))).toEqual(['assistant/delta', 'assistant/end', 'step/end', 'turn/end'])
+      const assistant = (await allRows(engine, sessionId)).find((r) => r.role === 'assistant')!
+      expect(assistant.parts).toEqual([{ type: 'text', text: 'Live words first' }])
     } finally {
       unsubscribe()
-      await close()
+      await runner.close()
+      await engine.close()
     }
   })
 
