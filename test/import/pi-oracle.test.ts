@@ -50,6 +50,7 @@ describe('Pi adapter against the reference context algorithm', () => {
       'nullLeaf',
       'legacyCompaction',
       'tailCompaction',
+      'mixedCompactions',
       'orphan',
       'hiddenCustom',
       'toolCall',

@@ -113,6 +113,8 @@ export function buildPiFile(script: { version: 2 | 3; ops: readonly PiOp[] }): B
   const byId = new Map<string, Entry>()
   const hidden = new Set<string>()
   const features = new Set<string>()
+  /** The compaction forms written so far: a file with both checks that only the last one counts. */
+  const compactions = new Set<string>()
   const usage = { input: 0, output: 0, calls: 0 }
   let leaf: string | null = null
   let counter = 0
@@ -289,6 +291,8 @@ export function buildPiFile(script: { version: 2 | 3; ops: readonly PiOp[] }): B
           features.add(tail.length > 0 ? 'tailCompaction' : 'emptyTailCompaction')
         }
         if (op.usage) addUsage(u)
+        compactions.add(op.form)
+        if (compactions.size === 2) features.add('mixedCompactions')
         break
       }
       case 'orphan':
