@@ -179,6 +179,21 @@ describe('importTranscript', () => {
       { text: readFileSync(path.join(ownFixtures, 'bad/pi-cycle.jsonl'), 'utf8') },
       'invalid_input',
     ],
+    [
+      'a Pi file with a duplicate id',
+      { text: readFileSync(path.join(ownFixtures, 'bad/pi-duplicate-ids.jsonl'), 'utf8') },
+      'invalid_input',
+    ],
+    [
+      'a Pi leaf naming no entry',
+      { text: readFileSync(path.join(ownFixtures, 'bad/pi-dangling-leaf.jsonl'), 'utf8') },
+      'invalid_input',
+    ],
+    [
+      'a header-less file',
+      { blob: new Blob([readFileSync(path.join(ownFixtures, 'bad/pi-headerless.jsonl'))]) },
+      'unsupported_format',
+    ],
     ['both text and blob', { text: 'x', blob: new Blob(['x']) }, 'invalid_input'],
     [
       'a 50 MB file of one line',
