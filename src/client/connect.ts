@@ -64,9 +64,19 @@ export function connect(target: ConnectTarget, options: ConnectOptions = {}): Se
     if (method === 'close' || method === 'watch') continue
     calls[method] = remote[method].bind(remote)
   }
-  client.watch = (sessionId: string, listener: ChangeListener) =>
-    // A wrapper, so the Comlink proxy marker lands on our function and not on the caller's.
-    remote.watch(sessionId, (change) => listener(change))
+  client.watch = async (sessionId: string, listener: ChangeListener) => {
+    // The remote unsubscribe lands on the worker some time later, and pushes already on their way
+    // still arrive: the gate makes unsubscribing final on the page at once. Being a wrapper, it
+    // also keeps the Comlink proxy marker off the caller's function.
+    let listening = true
+    const stop = await remote.watch(sessionId, (change) => {
+      if (listening) listener(change)
+    })
+    return () => {
+      listening = false
+      stop()
+    }
+  }
   client.open = (sessionId: string, openOptions?: OpenOptions): SessionView => {
     const view = createSessionView(client, sessionId, openOptions)
     if (closed) {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { connect } from '../../src/client/connect'
 import type { SessionChange } from '../../src/engine/types'
 import { isSessionlineError } from '../../src/schema/errors'
+import { changeFeed } from '../support/feed'
 import { openPage, type Page, turnEvents } from './harness'
 
 let page: Page | undefined
@@ -65,16 +66,29 @@ describe('connect', () => {
   test('watch delivers committed changes, and its unsubscribe can be called twice', async () => {
     page = await openPage()
     const { id } = await page.client.createSession()
-    const changes: SessionChange[] = []
-    const stop = await page.client.watch(id, (change) => changes.push(change))
+    const feed = changeFeed()
+    const stop = await page.client.watch(id, feed.listener)
+    const witness = changeFeed()
+    await page.client.watch(id, witness.listener)
+    const admitted = (changes: SessionChange[]) => changes.flatMap((c) => c.inputs.map((r) => r.id))
     await page.client.admit(id, { id: 'w-1', text: 'watched' })
-    await page.client.listSessions() // one more round trip: the push travels on its own port
-    expect(changes.flatMap((c) => c.inputs.map((r) => r.id))).toEqual(['w-1'])
-    stop()
-    stop()
+    await feed.until((changes) => changes.length > 0)
+    expect(admitted(feed.changes)).toEqual(['w-1'])
+    // Unsubscribe while the next push is already on its way: the worker-side listener below runs
+    // right after the engine posted that push to the page. Unsubscribing is final at once anyway.
+    let armed = true
+    await page.engine.watch(id, () => {
+      if (!armed) return
+      armed = false
+      stop()
+      stop()
+    })
     await page.client.admit(id, { id: 'w-2', text: 'not watched' })
-    await page.client.listSessions()
-    expect(changes.flatMap((c) => c.inputs.map((r) => r.id))).toEqual(['w-1'])
+    await witness.until((changes) => admitted(changes).includes('w-2'))
+    // Each subscription has its own port, so the witness can arrive before the push it follows:
+    // give that push the turn it would need to land (absence has no event to await).
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(admitted(feed.changes)).toEqual(['w-1'])
   })
 
   test('a worker that speaks another protocol fails every call with unsupported_format', async () => {
