@@ -5,6 +5,7 @@ import type { TimelineRow, TimelineSnapshot } from '../../src/client/types'
 import { createEngine } from '../../src/engine/engine'
 import { isSessionlineError } from '../../src/schema/errors'
 import { freshDbName } from '../support/engines'
+import { changeFeed } from '../support/feed'
 import { openPage, type Page, ready, record, seedTurns, turnEvents, until } from './harness'
 
 let page: Page | undefined
@@ -307,10 +308,17 @@ describe('a session view over a real engine through Comlink', () => {
     const { page, id } = await session()
     const view = page.client.open(id)
     const s = await ready(view)
+    let notified = 0
+    view.subscribe(() => notified++)
+    const witness = changeFeed()
+    await page.client.watch(id, witness.listener)
     view.dispose()
     await page.engine.append(id, turnEvents(1))
-    await page.client.listSessions() // a round trip after the commit
+    await witness.until((changes) => changes.some((c) => c.messages.length > 0))
+    // The view's push travels on its own port and may land after the witness's: give it that turn.
+    await new Promise((resolve) => setTimeout(resolve, 20))
     expect(view.getSnapshot()).toBe(s)
+    expect(notified).toBe(0)
   })
 })
 
