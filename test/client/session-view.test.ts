@@ -283,7 +283,7 @@ describe('a session view over a real engine through Comlink', () => {
     expect(s.headSeq).toBe(await page.engine.getSession(id).then((info) => info!.headSeq))
   })
 
-  test('the first ready snapshot snapshot stays the same object while nothing changes', async () => {
+  test('the first ready snapshot stays the same object while nothing changes', async () => {
     const { page, id } = await session()
     await seedTurns(page.engine, id, 3)
     const view = page.client.open(id)
