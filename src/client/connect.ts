@@ -14,7 +14,6 @@
  *   const view = client.open(id) // renders 'loading', then the tail
  */
 import type { Endpoint } from 'comlink'
-import type { ChangeListener } from '../engine/types'
 import { isSessionlineError } from '../schema/errors'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
@@ -61,21 +60,8 @@ export function connect(target: ConnectTarget, options: ConnectOptions = {}): Se
   const client = {} as SessionlineClient
   const calls = client as unknown as Record<string, unknown>
   for (const method of ENGINE_METHODS) {
-    if (method === 'close' || method === 'watch') continue
+    if (method === 'close') continue
     calls[method] = remote[method].bind(remote)
-  }
-  client.watch = async (sessionId: string, listener: ChangeListener) => {
-    // The remote unsubscribe lands on the worker some time later, and pushes already on their way
-    // still arrive: the gate makes unsubscribing final on the page at once. Being a wrapper, it
-    // also keeps the Comlink proxy marker off the caller's function.
-    let listening = true
-    const stop = await remote.watch(sessionId, (change) => {
-      if (listening) listener(change)
-    })
-    return () => {
-      listening = false
-      stop()
-    }
   }
   client.open = (sessionId: string, openOptions?: OpenOptions): SessionView => {
     const view = createSessionView(client, sessionId, openOptions)

@@ -86,15 +86,19 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
   }
 
   async function watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe> {
+    // The remote unsubscribe lands on the worker some time later, and pushes already on their
+    // way still arrive: `done` makes unsubscribing final here at once.
+    let done = false
     // The worker answers with `Comlink.proxy(unsubscribe)`, which arrives as a remote function.
     const remoteUnsubscribe = (await call('watch', () =>
       // A fresh function carries the proxy marker, never the caller's own.
       remote.watch(
         sessionId,
-        Comlink.proxy((change: SessionChange) => listener(change)),
+        Comlink.proxy((change: SessionChange) => {
+          if (!done) listener(change)
+        }),
       ),
     )) as unknown as Comlink.Remote<Unsubscribe>
-    let done = false
     return () => {
       if (done) return
       done = true
