@@ -62,9 +62,23 @@ function render(): void {
   if (jumpingTurn === undefined) transcript.render(snapshot.rows)
   transcript.setWindow(snapshot)
   tray.render(snapshot.queued)
-  composer.setState({ enabled: snapshot.status !== 'error', running: isRunning(snapshot) })
+  const readOnly = readOnlyNote(view.sessionId)
+  composer.setState({
+    enabled: snapshot.status !== 'error' && readOnly === undefined,
+    running: readOnly === undefined && isRunning(snapshot),
+    ...(readOnly ? { placeholder: readOnly } : {}),
+  })
   rail.update({ items: snapshot.rail, current: transcript.readingTurn(), busy: jumpingTurn })
   if (snapshot.error) showNotice(snapshot.error.message)
+}
+
+const PROVIDER_NAMES = { pi: 'Pi', claude: 'Claude Code', codex: 'Codex' } as const
+
+/** Imported sessions are histories another tool wrote: the engine refuses input to them. */
+function readOnlyNote(sessionId: string): string | undefined {
+  const source = sessions.find((s) => s.id === sessionId)?.source
+  if (source === undefined || source === 'native') return undefined
+  return `Imported from ${PROVIDER_NAMES[source]}: read-only`
 }
 
 /** A turn is running while its newest row is the prompt, a streaming answer or a running tool. */

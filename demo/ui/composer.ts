@@ -1,5 +1,8 @@
 import type { Delivery } from '../../src/index'
 
+/** What the composer asks for when the session takes input. */
+const DEFAULT_PLACEHOLDER = 'Message the agent…'
+
 export interface ComposerOptions {
   send(text: string, delivery: Delivery): void
   stop(): void
@@ -36,8 +39,10 @@ export class Composer {
     stop.addEventListener('click', () => this.options.stop())
   }
 
-  setState(state: { enabled: boolean; running: boolean }): void {
+  /** `placeholder` replaces the usual prompt while it is given (a read-only session says so). */
+  setState(state: { enabled: boolean; running: boolean; placeholder?: string }): void {
     const { input, queue, stop, form } = this.elements
+    input.placeholder = state.placeholder ?? DEFAULT_PLACEHOLDER
     input.disabled = !state.enabled
     queue.disabled = !state.enabled
     ;(form.querySelector('button[type=submit]') as HTMLButtonElement).disabled = !state.enabled

@@ -405,6 +405,9 @@ describe('the playground in Chromium', () => {
     await page.setInputFiles('#import-file', PI_FIXTURE)
     await page.waitForSelector('.sessions__open[aria-current] >> text=pi import', { timeout: 15_000 })
     await page.waitForSelector('.transcript__rows > .row')
+    // An imported history is read-only: the composer says so instead of failing a send.
+    expect(await page.isDisabled('#composer-input')).toBe(true)
+    expect(await page.getAttribute('#composer-input', 'placeholder')).toBe('Imported from Pi: read-only')
     const visible = await page.$$eval('.transcript__rows > .row', (rows) => rows.length)
     expect(await page.$$eval('.row--superseded', (rows) => rows.length)).toBe(0)
     await page.check('#show-superseded')
