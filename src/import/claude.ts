@@ -25,24 +25,13 @@ import {
   stableHash,
   str,
   textOf,
+  thinkingOf,
   titleFrom,
   toMillis,
   usage,
 } from './util'
 
 const VISIBLE: Visibility = 'visible'
-
-function thinkingOf(content: unknown): string {
-  if (!Array.isArray(content)) return ''
-  return content
-    .filter((b): b is JsonObject => isObject(b) && b.type === 'thinking' && typeof b.thinking === 'string')
-    .map((b) => b.thinking as string)
-    .join('\n')
-}
-
-function resultOutput(content: unknown): string {
-  return typeof content === 'string' ? content : textOf(content)
-}
 
 export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
   const records: TranscriptRecord[] = []
@@ -146,7 +135,7 @@ export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
           ...(timestamp === undefined ? {} : { timestamp }),
           callId,
           ...(call ? { callRecordId: call.id, name: call.name } : {}),
-          output: resultOutput(block.content),
+          output: textOf(block.content),
           isError: block.is_error === true,
           visibility: VISIBLE,
         })

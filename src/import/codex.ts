@@ -79,7 +79,7 @@ function outputOf(output: unknown): { output: Json; isError: boolean } {
   if (isObject(output)) {
     const content = output.content
     return {
-      output: typeof content === 'string' ? content : textOf(content, MESSAGE_TEXT),
+      output: textOf(content, MESSAGE_TEXT),
       isError: output.success === false,
     }
   }

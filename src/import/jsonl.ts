@@ -9,6 +9,7 @@
  *   const fromFile = await readJsonLines(file) // streams the Blob in chunks
  */
 import { SessionlineError } from '../schema/errors'
+import { isObject } from './util'
 
 /** Longest line read, in UTF-16 code units; longer lines are skipped as unreadable. */
 export const MAX_LINE_CHARS = 16 * 1024 * 1024
@@ -26,9 +27,6 @@ export interface ParsedLines {
   /** Lines that were not empty and not a JSON object (or were too long). */
   skipped: number
 }
-
-const isObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** Collects lines one at a time; `parseJsonLines` and `readJsonLines` both feed it. */
 class LineCollector {

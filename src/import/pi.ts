@@ -33,7 +33,18 @@ import type {
 } from '../schema/records'
 import type { JsonLine, JsonObject, ParsedLines } from './jsonl'
 import { transcriptOrder } from './order'
-import { asJson, count, isObject, sessionRecord, str, textOf, titleFrom, toMillis, usage } from './util'
+import {
+  asJson,
+  count,
+  isObject,
+  sessionRecord,
+  str,
+  textOf,
+  thinkingOf,
+  titleFrom,
+  toMillis,
+  usage,
+} from './util'
 
 /** Newest Pi session version this adapter reads. */
 export const PI_MAX_VERSION = 3
@@ -320,13 +331,6 @@ function messageRecords(message: JsonObject, at: Emit, out: TranscriptRecord[]):
       return
     }
   }
-}
-
-function thinkingOf(content: unknown[]): string {
-  return content
-    .filter((b): b is JsonObject => isObject(b) && b.type === 'thinking' && typeof b.thinking === 'string')
-    .map((b) => b.thinking as string)
-    .join('\n')
 }
 
 /** Links each tool result to the nearest call with its id among its ancestors (depth-first, scoped). */

@@ -36,6 +36,15 @@ export function textOf(content: unknown, textTypes: readonly string[] = ['text']
   return texts.join('\n')
 }
 
+/** The `{type: 'thinking', thinking}` blocks of a content array (Pi and Claude Code write them alike). */
+export function thinkingOf(content: unknown): string {
+  if (!Array.isArray(content)) return ''
+  return content
+    .filter((b): b is JsonObject => isObject(b) && b.type === 'thinking' && typeof b.thinking === 'string')
+    .map((b) => b.thinking as string)
+    .join('\n')
+}
+
 export function usage(input: number, output: number): Usage | undefined {
   return input === 0 && output === 0 ? undefined : { input, output }
 }
