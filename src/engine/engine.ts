@@ -28,7 +28,14 @@ import {
   PromoteMode,
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
-import { type DbOptions, openDb, type SessionlineDb, type SessionRow, toSessionlineError } from '../store/db'
+import {
+  type DbOptions,
+  openDb,
+  type SessionlineDb,
+  type SessionRow,
+  sessionInfo,
+  toSessionlineError,
+} from '../store/db'
 import { type ImportedWrite, importFilesInto, importTranscriptInto } from '../store/imported'
 import {
   deleteSessionData,
@@ -46,7 +53,7 @@ import { initFolds, stampAndFold, turnStateOf } from './fold'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
-import { createSessionCache, info, notFound, type Snapshot, sameReceipt } from './session-cache'
+import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 
 export interface EngineOptions extends DbOptions {
@@ -154,17 +161,17 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       })
       const entry = entryOf(id)
       if (!entry.snap) setSnapshot(entry, snap)
-      return info(snap.row)
+      return sessionInfo(snap.row)
     }),
 
     getSession: guard('getSession', async (sessionId) => {
       const row = await inRead(db, () => getSessionRow(db, sessionIdOf(sessionId)))
-      return row && info(row)
+      return row && sessionInfo(row)
     }),
 
     listSessions: guard('listSessions', async () => {
       const rows = await db.sessions.orderBy('updatedAt').reverse().toArray()
-      return rows.map(info)
+      return rows.map(sessionInfo)
     }),
 
     deleteSession: guard('deleteSession', async (sessionId) => {

@@ -9,8 +9,7 @@ import { SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
-import type { SessionInfo } from '../schema/session'
-import type { ProjectionRow, SessionlineDb, SessionRow } from '../store/db'
+import { type ProjectionRow, type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
 import { importedFoldStates } from '../store/imported'
 import {
   eventsBetween,
@@ -61,7 +60,6 @@ export interface Entry {
   deleted?: boolean
 }
 
-export const info = ({ rev: _rev, ...rest }: SessionRow): SessionInfo => rest
 export const notFound = (sessionId: string) =>
   new SessionlineError('not_found', `no session ${JSON.stringify(sessionId)}`, { sessionId })
 export const sameReceipt = (a: InputReceipt, b: InputReceipt) =>
@@ -354,7 +352,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
       messages: change.rows,
       inputs: change.inputs,
       views,
-      session: info(next.row),
+      session: sessionInfo(next.row),
     }
     if (change.reset) pushed.reset = true
     entry.feed.push(pushed)

@@ -20,6 +20,9 @@ export interface SessionRow extends SessionInfo {
   rev: number
 }
 
+/** What a session row shows outside the engine: everything but its write counter. */
+export const sessionInfo = ({ rev: _rev, ...rest }: SessionRow): SessionInfo => rest
+
 /** Cached fold state of one projection, consistent with the log through `throughSeq`. */
 export interface ProjectionRow<S = unknown> {
   sessionId: string

@@ -24,7 +24,7 @@ import {
 } from '../schema/import'
 import type { SessionMessage } from '../schema/messages'
 import type { FileFingerprint, ImportOrigin, SessionInfo } from '../schema/session'
-import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
+import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow, sessionInfo } from './db'
 import { inRead, inWrite } from './transactions'
 
 export interface ImportedWrite {
@@ -33,8 +33,6 @@ export interface ImportedWrite {
   rev: number
   status: 'imported' | 'updated'
 }
-
-const info = ({ rev: _rev, ...rest }: SessionRow): SessionInfo => rest
 
 /**
  * The fold states of an imported session, derived from its rows alone: what a replay would
@@ -117,7 +115,7 @@ export async function writeImportedSession(
       db.projections.bulkPut(foldRows(stored)),
       db.sessions.put(row),
     ])
-    return { session: info(row), rev: row.rev, status: existing ? 'updated' : 'imported' }
+    return { session: sessionInfo(row), rev: row.rev, status: existing ? 'updated' : 'imported' }
   })
 }
 
