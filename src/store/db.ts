@@ -6,7 +6,7 @@
  *   const db = openDb('sessionline', { indexedDB, IDBKeyRange }) // fake-indexeddb in Node
  *   await db.sessions.get(id)
  */
-import Dexie, { type EntityTable, type Table, type Transaction } from 'dexie'
+import Dexie, { type EntityTable, type Table } from 'dexie'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
@@ -39,8 +39,6 @@ export type SessionlineDb = Dexie & {
   messages: EntityTable<SessionMessage, 'id'>
   projections: Table<ProjectionRow, [string, string]>
 }
-
-export type DbTransaction = Transaction
 
 /** Any key-range factory (the DOM's or fake-indexeddb's); Dexie only calls it. */
 type KeyRangeMaker = (...args: never) => unknown
