@@ -21,8 +21,6 @@ export interface OlderPager {
 
 export interface JumpOptions {
   pager: OlderPager
-  /** Rows per page (default 200). */
-  pageSize?: number
   /** While the window's first load runs, a promise of its end: a jump waits for it before it decides. */
   ready?: () => Promise<void> | undefined
   onBusy(busy: boolean): void
@@ -33,7 +31,6 @@ export type Jump = (seq: number) => Promise<void>
 
 export function createJump(options: JumpOptions): Jump {
   const { pager, onBusy, onError } = options
-  const pageSize = options.pageSize ?? DEFAULT_JUMP_PAGE
   let target = Number.POSITIVE_INFINITY
   let running: Promise<void> | undefined
 
@@ -60,7 +57,7 @@ export function createJump(options: JumpOptions): Jump {
           onBusy(true)
         }
         const before = pager.baseSeq()
-        await pager.loadOlder(pageSize)
+        await pager.loadOlder(DEFAULT_JUMP_PAGE)
         if (pager.baseSeq() >= before) break // no progress: stop rather than spin
       }
     } catch (error) {
