@@ -65,12 +65,12 @@ export interface Engine {
   projection<N extends ProjectionName>(sessionId: string, name: N): Promise<ProjectionViews[N]>
   watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe>
 
-  /** Runner (issue 4): choose the built-in provider; `none` = host-driven. */
+  /** Runner: choose the built-in provider; `none` = host-driven. */
   configure(request: ConfigureRequest): Promise<void>
   /** Runner: abort the running step and end the turn `aborted`; pending input stays pending. */
   interrupt(sessionId: string): Promise<void>
 
-  /** Import (issue 7): stores a Pi, Claude Code or Codex session file; importing it again updates it in place. */
+  /** Import: stores a Pi, Claude Code or Codex session file; importing it again updates it in place. */
   importTranscript(request: ImportRequest): Promise<SessionInfo>
   /** Import: the session files of a folder, one at a time; unchanged files are skipped; one report per file. */
   importFiles(files: readonly ImportFile[], onProgress?: ImportProgressListener): Promise<FileImportReport[]>
