@@ -255,20 +255,15 @@ export function createSessionCache(deps: SessionCacheDeps) {
       const rest = await eventsBetween(db, sessionId, through)
       const folded = foldEvents(folds, rest)
       for (const r of folded.rows) rows.set(r.id, r)
-      const next: SessionRow = { ...row, rev: row.rev + 1 }
-      const writes: Promise<unknown>[] = [db.sessions.put(next)]
-      const states = putFolds(sessionId, row.headSeq, folded.folds)
-      if (states) writes.push(states)
       // Imported sessions hold rows that no event produced; only a native log can rewrite them.
       if (transcriptStale && row.source === 'native') {
         await db.messages
           .where('[sessionId+seq]')
           .between([sessionId, 0], [sessionId, Number.POSITIVE_INFINITY])
           .delete()
-        writes.push(db.messages.bulkPut([...rows.values()]))
+        return storeRebuilt(row, folded.folds, db.messages.bulkPut([...rows.values()]))
       }
-      await Promise.all(writes)
-      return { row: next, folds: folded.folds, pending: await pendingReceipts(db, sessionId) }
+      return storeRebuilt(row, folded.folds)
     })
   }
 
@@ -281,14 +276,18 @@ export function createSessionCache(deps: SessionCacheDeps) {
         .where('[sessionId+seq]')
         .between([sessionId, 0], [sessionId, Number.POSITIVE_INFINITY])
         .toArray()
-      const folds: Folds = importedFoldStates(rows)
-      const next: SessionRow = { ...row, rev: row.rev + 1 }
-      const writes: Promise<unknown>[] = [db.sessions.put(next)]
-      const states = putFolds(sessionId, row.headSeq, folds)
-      if (states) writes.push(states)
-      await Promise.all(writes)
-      return { row: next, folds, pending: await pendingReceipts(db, sessionId) }
+      return storeRebuilt(row, importedFoldStates(rows))
     })
+  }
+
+  /**
+   * Inside a rebuild's transaction: stores the rebuilt folds (and `rows`, a write already
+   * issued) under a new `rev`, so a peer holding the old state reloads it.
+   */
+  async function storeRebuilt(row: SessionRow, folds: Folds, rows?: Promise<unknown>): Promise<Snapshot> {
+    const next: SessionRow = { ...row, rev: row.rev + 1 }
+    await Promise.all([db.sessions.put(next), putFolds(row.id, row.headSeq, folds), rows])
+    return { row: next, folds, pending: await pendingReceipts(db, row.id) }
   }
 
   /** Inside a transaction: the session's state as stored (when the cache is behind). */
