@@ -8,6 +8,7 @@
  * that seq, and the window's base only ever goes down, so taking a page's rows below the current
  * base keeps the window contiguous whatever order overlapping pages come back in.
  */
+import { isReadable } from '../core/visibility'
 import type { MessagePart, SessionMessage } from '../schema/messages'
 import type { MessagePage } from '../schema/requests'
 import type { TimelineRow } from './types'
@@ -40,9 +41,9 @@ export const EMPTY_WINDOW: TranscriptWindow = Object.freeze({
 /** Seq of the oldest loaded row; 0 when nothing is loaded. */
 export const baseSeqOf = (window: TranscriptWindow): number => window.rows[0]?.message.seq ?? 0
 
-/** Standard reads never return `hidden` rows, and `inactive` ones only when asked. */
-export const isShown = (message: SessionMessage, filter: WindowFilter): boolean =>
-  message.visibility === 'visible' || (filter.includeInactive && message.visibility === 'inactive')
+/** The window holds what a page read would return. */
+const isShown = (message: SessionMessage, filter: WindowFilter): boolean =>
+  isReadable(message.visibility, filter.includeInactive)
 
 const rowOf = (message: SessionMessage): MessageRow => ({ key: message.id, kind: 'message', message })
 

@@ -8,6 +8,7 @@
  *   assembleSessionDetail(records)                             // visible rows only
  *   assembleSessionDetail(storedRows, { includeInactive: true }) // superseded history too
  */
+import { isReadable } from '../core/visibility'
 import { SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
 import type { TranscriptRecord } from '../schema/records'
@@ -41,7 +42,6 @@ export function assembleSessionDetail(
   options: AssembleOptions = {},
 ): SessionDetail {
   const rows = isRecordList(input) ? recordsToRows(input).rows : [...input].sort((a, b) => a.seq - b.seq)
-  const shown = (row: SessionMessage) =>
-    row.visibility === 'visible' || (options.includeInactive === true && row.visibility === 'inactive')
+  const shown = (row: SessionMessage) => isReadable(row.visibility, options.includeInactive === true)
   return { messages: rows.filter(shown), outline: rowsOutline(rows), usage: rowsUsage(rows) }
 }

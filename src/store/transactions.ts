@@ -3,6 +3,7 @@
  * whatever Dexie transaction is active (`inWrite`/`inRead` open one); none awaits anything
  * but IndexedDB, so a transaction never commits early.
  */
+import { isReadable } from '../core/visibility'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
@@ -95,7 +96,7 @@ export interface RowWindow {
 }
 
 const readable = (includeInactive: boolean) => (row: SessionMessage) =>
-  row.visibility === 'visible' || (includeInactive && row.visibility === 'inactive')
+  isReadable(row.visibility, includeInactive)
 
 /**
  * The newest `limit` readable rows with seq below `beforeSeq`, ascending. Reads newest first,
