@@ -21,7 +21,7 @@ import {
   putProjectionStates,
   receiptsFrom,
 } from '../store/transactions'
-import { CACHED_FOLDS, FOLD_NAMES, type Folds, foldEvents, initFolds } from './fold'
+import { CACHED_FOLDS, FOLD_NAMES, type FoldName, type Folds, foldEvents, initFolds } from './fold'
 import { createLiveBuffer, type LiveBuffer } from './live'
 import type { CommitNote, Notes } from './notes'
 import type { ProjectionViews, SessionChange } from './types'
@@ -178,13 +178,14 @@ export function createSessionCache(deps: SessionCacheDeps) {
 
   /** Fold states from cached projection rows, or undefined when one is missing or outdated. */
   function foldsFrom(rows: ReadonlyMap<string, ProjectionRow>): Folds | undefined {
-    const folds = initFolds() as unknown as Record<string, unknown>
+    const states: Partial<Record<FoldName, unknown>> = {}
     for (const name of FOLD_NAMES) {
       const row = rows.get(name)
       if (!row || row.version !== CACHED_FOLDS[name].version) return undefined
-      folds[name] = row.state
+      states[name] = row.state
     }
-    return folds as unknown as Folds
+    // Every fold is present, each stored by `putFolds` under the version its code still has.
+    return states as Folds
   }
 
   /** Stores the folds that differ from `previous` (all of them without it). */
