@@ -136,16 +136,15 @@ export async function importTranscriptInto(
   return writeImportedSession(db, parsed, { ...(name ? { name } : {}), fingerprint }, now())
 }
 
-/** Imported sessions by the SHA-256 and size of the file they came from. */
+const fileKey = (fp: FileFingerprint) => `${fp.sha256}:${fp.size}`
+
+/** Imported sessions by the SHA-256 and size of the file they came from (`fileKey`). */
 async function knownFiles(db: SessionlineDb): Promise<Map<string, string>> {
   const rows = await inRead(db, () =>
     db.sessions.filter((row) => row.origin?.fingerprint !== undefined).toArray(),
   )
   const known = new Map<string, string>()
-  for (const row of rows) {
-    const fp = row.origin!.fingerprint!
-    known.set(`${fp.sha256}:${fp.size}`, row.id)
-  }
+  for (const row of rows) known.set(fileKey(row.origin!.fingerprint!), row.id)
   return known
 }
 
@@ -164,7 +163,7 @@ export async function importFilesInto(
   return importSessionFiles(
     checked,
     {
-      lookup: (fp) => known.get(`${fp.sha256}:${fp.size}`),
+      lookup: (fp) => known.get(fileKey(fp)),
       async write(parsed, file) {
         const written = await writeImportedSession(
           db,
@@ -172,7 +171,7 @@ export async function importFilesInto(
           { name: file.path, fingerprint: file.fingerprint },
           options.now(),
         )
-        known.set(`${file.fingerprint.sha256}:${file.fingerprint.size}`, written.session.id)
+        known.set(fileKey(file.fingerprint), written.session.id)
         options.onWritten?.(written)
         return { sessionId: written.session.id, status: written.status }
       },
