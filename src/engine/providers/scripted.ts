@@ -48,7 +48,7 @@ export function planScriptedStep(
   settings: ScriptedSettings,
 ): ProviderChunk[] {
   const { context, tools } = request
-  const lastUserAt = findLastIndex(context, (row) => row.role === 'user')
+  const lastUserAt = context.findLastIndex((row) => row.role === 'user')
   const prompt = lastUserAt >= 0 ? textOf(context[lastUserAt]!) : ''
   const random = mulberry32(
     hashString(`${settings.seed}|${request.turn}|${request.step}|${context.length}|${prompt}`),
@@ -162,11 +162,6 @@ function clip(text: string, max: number): string {
 
 function isRecord(value: Json | undefined): value is { [key: string]: Json } {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-function findLastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
-  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i
-  return -1
 }
 
 function pick<T>(random: () => number, items: readonly T[]): T {
