@@ -16,7 +16,11 @@ export interface ExposedEngine extends Engine {
   handshake(): Promise<Handshake>
 }
 
-/** Every method of `Engine`; `watch` needs proxies on both sides, the rest pass plain data. */
+/**
+ * Every method of `Engine`. `watch` needs proxies on both sides (a listener that outlives the
+ * call, an unsubscribe that comes back); a callback argument (an import's progress listener)
+ * crosses as a proxy that lives for its one call; everything else is plain data.
+ */
 export const ENGINE_METHODS = [
   'createSession',
   'getSession',
