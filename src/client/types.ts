@@ -4,6 +4,7 @@ import type { SessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { TurnOutlineEntry } from '../schema/session'
+import type { RailItem } from '../view/rail'
 
 /** State of an input the page admitted and the transcript has not taken yet. */
 export type InputState = 'sending' | 'pending' | 'failed'
@@ -18,15 +19,12 @@ export interface TimelineInput {
   error?: SessionlineError
 }
 
+export type { RailItem }
+
 /** One row of the timeline: a transcript row, or an input still in the inbox. `key` never changes. */
 export type TimelineRow =
   | { key: string; kind: 'message'; message: SessionMessage }
   | { key: string; kind: 'input'; input: TimelineInput }
-
-/** A mark of the turn rail: `loaded` points at a rendered row, `unloaded` at a seq to `loadThrough`. */
-export type RailItem =
-  | { kind: 'loaded'; turn: number; key: string; seq: number; prompt: string; response: string }
-  | { kind: 'unloaded'; turn: number; seq: number; prompt: string; response: string }
 
 export interface TimelineSnapshot {
   status: 'loading' | 'ready' | 'error'

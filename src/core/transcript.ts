@@ -17,10 +17,20 @@
  *     upsert(next.changed) // rows by id
  *   }
  */
-import type { TurnState } from '../engine/types'
 import type { SessionEvent, StoredEvent, StoredEventOf } from '../schema/events'
 import type { MessagePart, MessageStatus, SessionMessage, ToolPart } from '../schema/messages'
 import type { Projection } from './projection'
+
+/** Turn bookkeeping of a session, as the log's fold sees it. */
+export interface TurnState {
+  /** Highest turn number started (0: none yet). */
+  lastTurn: number
+  /** The turn started and not ended, if any. */
+  openTurn: number | null
+  /** Inside `openTurn`: the step started and not ended, if any, and the last step number used. */
+  openStep: number | null
+  lastStep: number
+}
 
 export interface TranscriptState extends TurnState {
   /** Rows that can still change: streaming assistant rows and rows with running tool calls (JSON-safe record). */

@@ -1,3 +1,4 @@
+import type { TurnState } from '../core/transcript'
 import type { Json } from '../schema/common'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
@@ -78,18 +79,7 @@ export interface Engine {
   close(): Promise<void>
 }
 
-export type { Json }
-
-/** Turn bookkeeping of a session, as the log's fold sees it. */
-export interface TurnState {
-  /** Highest turn number started (0: none yet). */
-  lastTurn: number
-  /** The turn started and not ended, if any. */
-  openTurn: number | null
-  /** Inside `openTurn`: the step started and not ended, if any, and the last step number used. */
-  openStep: number | null
-  lastStep: number
-}
+export type { Json, TurnState }
 
 /**
  * What the runner (src/engine/runner.ts) needs from the engine beyond its public API.

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { Id, Json, MessageSource, Seq, StepNumber, Timestamp, TurnNumber, Usage, Visibility } from './common'
+import { Id, Json, MessageSource, Seq, StepNumber, Timestamp, Usage, Visibility } from './common'
 import { Finish } from './events'
 
 export const TextPart = z.strictObject({ type: z.literal('text'), text: z.string() })
@@ -57,5 +57,3 @@ export const SessionMessage = z.strictObject({
   parentId: z.string().optional(),
 })
 export type SessionMessage = z.infer<typeof SessionMessage>
-
-export const TurnRef = TurnNumber

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { Id, Seq } from './common'
+import { Seq } from './common'
 import { SessionMessage } from './messages'
 
 /** Largest page `page` serves in one call. */
@@ -40,5 +40,3 @@ export type MessagePage = z.infer<typeof MessagePage>
 
 export const PromoteMode = z.enum(['checkpoint', 'settled'])
 export type PromoteMode = z.infer<typeof PromoteMode>
-
-export const SessionIdArg = Id

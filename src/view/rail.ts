@@ -1,5 +1,9 @@
-import type { RailItem } from '../client/types'
 import type { TurnOutlineEntry } from '../schema/session'
+
+/** A mark of the turn rail: `loaded` points at a rendered row, `unloaded` at a seq to `loadThrough`. */
+export type RailItem =
+  | { kind: 'loaded'; turn: number; key: string; seq: number; prompt: string; response: string }
+  | { kind: 'unloaded'; turn: number; seq: number; prompt: string; response: string }
 
 /**
  * A turn that has rows in the loaded window: `key` is the row to scroll to (its first loaded
