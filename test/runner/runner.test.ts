@@ -1,5 +1,5 @@
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
-import { describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test, vi } from 'vitest'
 import { createEngineWithHost } from '../../src/engine/engine'
 import { acquireLock, createInProcessLocks, runnerLockName } from '../../src/engine/locks'
 import type { ModelProvider, Tools } from '../../src/engine/provider'
@@ -28,6 +28,18 @@ import {
 const types = (events: readonly StoredEvent[]) => events.map((e) => e.type)
 const userInputs = (events: readonly StoredEvent[]) =>
   events.flatMap((e) => (e.type === 'user/message' ? [e.data.inputId] : []))
+
+/** The runner reports provider failures through console.warn; these tests read what it said. */
+function captureWarnings(): string[] {
+  const warnings: string[] = []
+  vi.spyOn(console, 'warn').mockImplementation((message: unknown) => {
+    warnings.push(String(message))
+  })
+  return warnings
+}
+afterEach(() => {
+  vi.restoreAllMocks()
+})
 
 describe('runner with the scripted provider on the real engine', () => {
   test('runs a turn for admitted input: one step per request, rows and usage follow the log', async () => {
@@ -267,9 +279,7 @@ describe('runner with the scripted provider on the real engine', () => {
       if (request.turn === 1) throw new Error('model server fell over')
       yield* scripted(1)(request)
     }
-    const errors: string[] = []
-    const warn = console.warn
-    console.warn = (message: string) => errors.push(message)
+    const errors = captureWarnings()
     const { engine, sessionId, close } = await startEngine({ provider: failing })
     try {
       await engine.admit(sessionId, { text: 'go' })
@@ -284,7 +294,6 @@ describe('runner with the scripted provider on the real engine', () => {
       const assistant = (await allRows(engine, sessionId)).find((r) => r.role === 'assistant')!
       expect(assistant).toMatchObject({ status: 'error', parts: [{ type: 'text', text: 'partial ' }] })
     } finally {
-      console.warn = warn
       await close()
     }
   })
@@ -500,8 +509,7 @@ describe('runner against misbehaving providers and tools', () => {
       }
       yield { type: 'finish', finish: 'tool-calls' }
     }
-    const warn = console.warn
-    console.warn = () => {}
+    captureWarnings()
     const { engine, sessionId, close } = await startEngine({
       provider: looping,
       tools: createDemoTools({ now: () => 0 }),
@@ -517,7 +525,6 @@ describe('runner against misbehaving providers and tools', () => {
         data: { isError: true, output: { error: 'Unknown tool "no_such_tool"' } },
       })
     } finally {
-      console.warn = warn
       await close()
     }
   })
@@ -703,9 +710,7 @@ describe('runner with the OpenAI-compatible provider against a local HTTP server
       // A broken chunk, and then the connection stays open: only the chunk can end the step.
       res.write('data: {"choices": [ {"delta": \n\n')
     })
-    const warn = console.warn
-    const warnings: string[] = []
-    console.warn = (message: string) => warnings.push(message)
+    const warnings = captureWarnings()
     const { engine, sessionId, close } = await startEngine({
       provider: { kind: 'openai', baseUrl: server.baseUrl, model: 'm' },
     })
@@ -724,7 +729,6 @@ describe('runner with the OpenAI-compatible provider against a local HTTP server
       // The held-open response is let go, not leaked.
       await closed
     } finally {
-      console.warn = warn
       await close()
       await server.close()
     }
@@ -767,9 +771,7 @@ describe('runner with the OpenAI-compatible provider against a local HTTP server
       res.writeHead(503, { 'content-type': 'text/plain' })
       res.end('overloaded')
     })
-    const warn = console.warn
-    const warnings: string[] = []
-    console.warn = (message: string) => warnings.push(message)
+    const warnings = captureWarnings()
     const { engine, sessionId, close } = await startEngine({
       provider: { kind: 'openai', baseUrl: server.baseUrl, model: 'm' },
     })
@@ -783,7 +785,6 @@ describe('runner with the OpenAI-compatible provider against a local HTTP server
       expect(warnings.join()).toMatch(/503/)
       expect((await engine.pending(sessionId)).map((r) => r.id)).toEqual([later.id])
     } finally {
-      console.warn = warn
       await close()
       await server.close()
     }
