@@ -18,6 +18,7 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { CHROMIUM, CHROMIUM_ARGS as HEADLESS_ARGS } from '../support/chromium.mjs'
 import { markdownTable, missedTargets } from './report.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
@@ -43,16 +44,8 @@ const MODE = flag('--node') ? 'node' : 'browser'
 const PRESET = MODE === 'node' ? 'node' : flag('--quick') ? 'quick' : 'full'
 const OVERRIDES = JSON.parse(option('--config') ?? '{}')
 const DEADLINE_MS = Number(option('--deadline-ms') ?? { full: 10, quick: 4, node: 5 }[PRESET] * 60_000)
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
+  ...HEADLESS_ARGS,
   // (7) reads `performance.memory` after forced collections; neither flag changes timings.
   '--enable-precise-memory-info',
   '--js-flags=--expose-gc',

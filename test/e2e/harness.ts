@@ -7,20 +7,10 @@ import { fileURLToPath } from 'node:url'
 import { type BrowserContext, chromium, type Page, type Worker } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, expect } from 'vitest'
 import { startServer } from '../../demo/serve.mjs'
+import { CHROMIUM_ARGS as ARGS, CHROMIUM } from '../support/chromium.mjs'
 
 export const DIST = fileURLToPath(new URL('../../demo/dist/', import.meta.url))
 export const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url))
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 /** run.mjs makes one folder per run and removes it (and kills what runs from it) at the end. */
 const RUN_DIR = process.env.SESSIONLINE_E2E_TMP ?? join(tmpdir(), 'sessionline-e2e')
 
@@ -64,7 +54,7 @@ export async function launchBrowser(
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ARGS,
+    args: [...ARGS],
     viewport: options.viewport ?? { width: 1280, height: 800 },
     timeout: 30_000,
   })
