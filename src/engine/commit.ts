@@ -3,6 +3,7 @@
  * the session row's `rev` proves it current, from the stored state otherwise. Seqs come from
  * the session row inside the transaction, so engines sharing a database never collide.
  */
+import { duplicateIdError, rowIdsCreated } from '../core/ids'
 import { SessionlineError } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
@@ -66,15 +67,6 @@ const failureNames = (error: unknown): unknown[] =>
   ((error as { failures?: unknown[] }).failures ?? [error]).map((f) => (f as { name?: unknown })?.name)
 const isConstraintError = (error: unknown) => failureNames(error).includes('ConstraintError')
 
-/** Ids of the rows `events` create (user and assistant messages). */
-function createdRowIds(events: readonly SessionEvent[]): string[] {
-  const ids: string[] = []
-  for (const e of events) {
-    if (e.type === 'user/message') ids.push(e.data.inputId)
-    else if (e.type === 'assistant/start') ids.push(e.data.messageId)
-  }
-  return ids
-}
 
 export interface WriterDeps {
   db: SessionlineDb
@@ -204,14 +196,14 @@ export function createWriter({ db, cache, notes }: WriterDeps) {
     await Promise.all(writes)
   }
 
-  /** A row `add` failed: the only constraint on rows is their id. */
+  /** A row `add` failed: the only constraint on rows is their id (a backstop: writers read owners first). */
   function rowIdTaken(error: unknown): never {
     if (!isConstraintError(error)) throw error
     const names = failureNames(error)
     throw new SessionlineError(
-      'invalid_state',
+      'conflict',
       'a row with one of these ids already exists',
-      { names },
+      { names, owner: 'row' },
       { cause: error },
     )
   }
@@ -225,24 +217,14 @@ export function createWriter({ db, cache, notes }: WriterDeps) {
 
   /**
    * Stamps and folds events after `base` (append and promote). Rows they create are stored with
-   * `add`, so the database itself refuses an id some row already has (see `persist`); an id of
-   * one of this session's pending inputs is refused here, as promoting that input could then
-   * never create its row. (Admit refuses ids that rows already use.)
+   * `add`, so the database itself refuses an id some row already has (see `persist`); the
+   * caller has already refused ids that inputs or rows of any session own (core/ids).
    */
   function planEvents(sessionId: string, base: Snapshot, events: readonly SessionEvent[], at: number) {
     const folded = stampAndFold(base.folds, events, sessionId, base.row.headSeq + 1, at)
-    const created = createdRowIds(folded.stored)
-    const pendingIds = new Set(base.pending.map((r) => r.id))
-    const clash = folded.stored.find((e) => e.type === 'assistant/start' && pendingIds.has(e.data.messageId))
-    if (clash?.type === 'assistant/start') {
-      throw new SessionlineError(
-        'invalid_state',
-        `id ${JSON.stringify(clash.data.messageId)} is a pending input's id`,
-        {
-          id: clash.data.messageId,
-        },
-      )
-    }
+    const created = rowIdsCreated(folded.stored)
+    const duplicate = duplicateIdError(created)
+    if (duplicate) throw duplicate
     const headSeq = base.row.headSeq + events.length
     return { folded, headSeq, created }
   }

@@ -13,6 +13,7 @@
  */
 import { nanoid } from 'nanoid'
 import { z } from 'zod'
+import { type IdOwner, rowIdsClash, rowIdsCreated } from '../core/ids'
 import { selectForPromotion } from '../core/pending'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
@@ -41,6 +42,7 @@ import {
   deleteSessionData,
   eventsBetween,
   getSessionRow,
+  idOwners,
   inRead,
   inRowsRead,
   inWrite,
@@ -385,11 +387,18 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         const entry = await fresh(id)
         return { headSeq: entry.snap?.row.headSeq ?? 0 }
       }
-      return commit(id, {
-        expect: alwaysCurrent,
-        plan: async (base): Promise<Plan<{ headSeq: number }>> => {
+      // Ids this append gives rows to must be free in every session (core/ids); who owns them is
+      // read inside the write transaction, together with the session row.
+      const ids = rowIdsCreated(parsed)
+      return commit<{ headSeq: number }, (IdOwner | undefined)[]>(id, {
+        prefetch: () => idOwners(db, ids),
+        expect: () => ({ prefetched: ids.map(() => undefined), holds: (owners) => owners.every((o) => !o) }),
+        plan: async (base, owners): Promise<Plan<{ headSeq: number }>> => {
           const at = now()
+          // The log's grammar first (invalid_state), then who owns the ids (conflict).
           const { folded, headSeq, created } = planEvents(id, base, parsed, at)
+          const clash = rowIdsClash(ids, owners)
+          if (clash) throw clash
           return {
             value: { headSeq },
             events: folded.stored,

@@ -3,6 +3,7 @@
  * whatever Dexie transaction is active (`inWrite`/`inRead` open one); none awaits anything
  * but IndexedDB, so a transaction never commits early.
  */
+import type { IdOwner } from '../core/ids'
 import { isReadable } from '../core/visibility'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
@@ -35,6 +36,21 @@ export function inRowsRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promi
 
 export const getSessionRow = (db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> =>
   db.sessions.get(sessionId)
+
+/**
+ * Who owns each of `ids` (an input receipt or a transcript row, in any session), or undefined
+ * where nobody does; no request at all for no ids.
+ */
+export async function idOwners(db: SessionlineDb, ids: readonly string[]): Promise<(IdOwner | undefined)[]> {
+  if (ids.length === 0) return []
+  const [inputs, rows] = await Promise.all([db.inputs.bulkGet([...ids]), db.messages.bulkGet([...ids])])
+  return ids.map((_, i): IdOwner | undefined => {
+    const input = inputs[i]
+    if (input) return { kind: 'input', sessionId: input.sessionId }
+    const row = rows[i]
+    return row ? { kind: 'row', sessionId: row.sessionId } : undefined
+  })
+}
 
 /** Pending receipts of a session in admission order (the `[sessionId+status+seq]` index). */
 export function pendingReceipts(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {

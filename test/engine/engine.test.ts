@@ -232,7 +232,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
         await codeOf(
           engine.append(id, [{ type: 'assistant/start', data: { messageId: 'm1', turn: 1, step: 1 } }]),
         ),
-      ).toBe('invalid_state')
+      ).toBe('conflict')
     }))
 
   test('page serves the newest rows below beforeSeq, ascending, within limits', () =>
@@ -335,13 +335,13 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
         { type: 'step/start', data: { turn: 1, step: 1 } },
         { type: 'assistant/start', data: { messageId, turn: 1, step: 1 } },
       ]
-      expect(await codeOf(engine.append(id, start('first')))).toBe('invalid_state')
-      expect(await codeOf(engine.append(id, start('waiting')))).toBe('invalid_state')
+      expect(await codeOf(engine.append(id, start('first')))).toBe('conflict')
+      expect(await codeOf(engine.append(id, start('waiting')))).toBe('conflict')
       const synthetic: SessionEvent = {
         type: 'user/message',
         data: { inputId: 'first', text: 'dup', delivery: 'steer', source: 'synthetic' },
       }
-      expect(await codeOf(engine.append(id, [synthetic]))).toBe('invalid_state')
+      expect(await codeOf(engine.append(id, [synthetic]))).toBe('conflict')
       expect((await engine.getSession(id))?.headSeq).toBe(head)
       expect(await codeOf(engine.admit(id, { id: 'first', text: 'other' }))).toBe('conflict')
       await engine.append(id, start('m1'))
