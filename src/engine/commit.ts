@@ -67,7 +67,6 @@ const failureNames = (error: unknown): unknown[] =>
   ((error as { failures?: unknown[] }).failures ?? [error]).map((f) => (f as { name?: unknown })?.name)
 const isConstraintError = (error: unknown) => failureNames(error).includes('ConstraintError')
 
-
 export interface WriterDeps {
   db: SessionlineDb
   cache: SessionCache

@@ -100,9 +100,7 @@ describe.each(engineKinds)('id ownership %s', (_, makeEngine) => {
         ],
       ]
       for (const events of twice) {
-        expect(await codeOf(engine.append('a', events)), events.map((e) => e.type).join(',')).toBe(
-          'conflict',
-        )
+        expect(await codeOf(engine.append('a', events)), events.map((e) => e.type).join(',')).toBe('conflict')
       }
       expect(await footprint(engine, ['a'])).toEqual(before)
       await engine.append('a', [userMessage('dup')])
