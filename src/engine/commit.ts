@@ -9,7 +9,7 @@ import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionlineDb, SessionRow } from '../store/db'
-import { getSessionRow, inInboxWrite, inWrite } from '../store/transactions'
+import { addRows, getSessionRow, inInboxWrite, inWrite, isConstraintError } from '../store/transactions'
 import { stampAndFold } from './fold'
 import type { Notes } from './notes'
 import { type Entry, notFound, type SessionCache, type Snapshot } from './session-cache'
@@ -61,11 +61,6 @@ function refuseImported(row: SessionRow): void {
 
 /** Thrown inside a speculative write to abort it when the cache proved to be behind. */
 const STALE: unique symbol = Symbol('stale cache')
-
-/** Names of a failure and, for a bulk write, of each failed item. */
-const failureNames = (error: unknown): unknown[] =>
-  ((error as { failures?: unknown[] }).failures ?? [error]).map((f) => (f as { name?: unknown })?.name)
-const isConstraintError = (error: unknown) => failureNames(error).includes('ConstraintError')
 
 export interface WriterDeps {
   db: SessionlineDb
@@ -176,8 +171,7 @@ export function createWriter({ db, cache, notes }: WriterDeps) {
       const created = new Set(out.created)
       const fresh = out.rows.filter((row) => created.has(row.id))
       const updated = fresh.length === 0 ? out.rows : out.rows.filter((row) => !created.has(row.id))
-      if (fresh.length > 0)
-        writes.push(db.messages.bulkAdd(fresh).catch((error: unknown) => rowIdTaken(error)))
+      if (fresh.length > 0) writes.push(addRows(db, fresh))
       if (updated.length > 0) writes.push(db.messages.bulkPut(updated))
     }
     if (out.inputs?.length) {
@@ -193,18 +187,6 @@ export function createWriter({ db, cache, notes }: WriterDeps) {
     const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
     if (states) writes.push(states)
     await Promise.all(writes)
-  }
-
-  /** A row `add` failed: the only constraint on rows is their id (a backstop: writers read owners first). */
-  function rowIdTaken(error: unknown): never {
-    if (!isConstraintError(error)) throw error
-    const names = failureNames(error)
-    throw new SessionlineError(
-      'conflict',
-      'a row with one of these ids already exists',
-      { names, owner: 'row' },
-      { cause: error },
-    )
   }
 
   const bump = (row: SessionRow, at: number, changes: Partial<SessionRow> = {}): SessionRow => ({

@@ -8,6 +8,7 @@
  * @example
  *   const { session, status } = await importTranscriptInto(db, { text, name: 'a.jsonl' }, Date.now)
  */
+import { idTaken } from '../core/ids'
 import { initTranscript, transcript } from '../core/transcript'
 import { type OutlineState, turnOutline } from '../core/turn-outline'
 import { usage } from '../core/usage'
@@ -25,7 +26,7 @@ import {
 import type { SessionMessage } from '../schema/messages'
 import type { FileFingerprint, ImportOrigin, SessionInfo } from '../schema/session'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow, sessionInfo } from './db'
-import { inRead, inWrite } from './transactions'
+import { addRows, inRead, inWrite } from './transactions'
 
 export interface ImportedWrite {
   session: SessionInfo
@@ -110,8 +111,15 @@ export async function writeImportedSession(
         db.projections.where('[sessionId+name]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).delete(),
       ])
     }
+    // Ids are global (core/ids): rows are added, so a row of another session is never taken
+    // over, and an id an input of any session owns is refused too; either fails the whole file.
+    const inputs = await db.inputs.bulkGet(stored.rows.map((r) => r.id))
+    const owned = inputs.findIndex((input) => input !== undefined)
+    if (owned >= 0) {
+      throw idTaken(stored.rows[owned]!.id, { kind: 'input', sessionId: inputs[owned]!.sessionId })
+    }
     await Promise.all([
-      db.messages.bulkPut(stored.rows),
+      addRows(db, stored.rows),
       db.projections.bulkPut(foldRows(stored)),
       db.sessions.put(row),
     ])

@@ -3,7 +3,8 @@
  * whatever Dexie transaction is active (`inWrite`/`inRead` open one); none awaits anything
  * but IndexedDB, so a transaction never commits early.
  */
-import type { IdOwner } from '../core/ids'
+import { type IdOwner, idTaken } from '../core/ids'
+import { SessionlineError } from '../schema/errors'
 import { isReadable } from '../core/visibility'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
@@ -49,6 +50,32 @@ export async function idOwners(db: SessionlineDb, ids: readonly string[]): Promi
     if (input) return { kind: 'input', sessionId: input.sessionId }
     const row = rows[i]
     return row ? { kind: 'row', sessionId: row.sessionId } : undefined
+  })
+}
+
+/** Names of a failure and, for a bulk write, of each failed item. */
+const failureNames = (error: unknown): unknown[] =>
+  ((error as { failures?: unknown[] }).failures ?? [error]).map((f) => (f as { name?: unknown })?.name)
+export const isConstraintError = (error: unknown) => failureNames(error).includes('ConstraintError')
+
+/**
+ * Adds new transcript rows: never over a row that exists (in any session). A taken id fails the
+ * write with a `conflict` naming the id and its owner; the caller's transaction then aborts.
+ */
+export function addRows(db: SessionlineDb, rows: readonly SessionMessage[]): Promise<unknown> {
+  return db.messages.bulkAdd([...rows]).catch(async (error: unknown) => {
+    if (!isConstraintError(error)) throw error
+    const failed = (error as { failuresByPos?: Record<number, unknown> }).failuresByPos ?? {}
+    const position = Object.keys(failed).map(Number)[0]
+    const id = position === undefined ? undefined : rows[position]?.id
+    const owner = id === undefined ? undefined : await db.messages.get(id)
+    if (id !== undefined && owner) throw idTaken(id, { kind: 'row', sessionId: owner.sessionId })
+    throw new SessionlineError(
+      'conflict',
+      'a row with one of these ids already exists',
+      { names: failureNames(error), owner: 'row' },
+      { cause: error },
+    )
   })
 }
 
