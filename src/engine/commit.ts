@@ -81,7 +81,12 @@ export function createWriter({ db, cache, notes }: WriterDeps) {
    * they show the cache was behind (or an input or row the plan did not expect), the
    * transaction is aborted, nothing is written, and the write runs again the careful way.
    */
-  async function commit<T, P = undefined>(sessionId: string, writeSpec: WriteSpec<T, P>): Promise<T> {
+  function commit<T, P = undefined>(sessionId: string, writeSpec: WriteSpec<T, P>): Promise<T> {
+    return cache.use(sessionId, (entry) => commitTo(entry, writeSpec))
+  }
+
+  async function commitTo<T, P>(held: Entry, writeSpec: WriteSpec<T, P>): Promise<T> {
+    const sessionId = held.id
     const spec: WriteSpec<T, P> = {
       ...writeSpec,
       plan: (base, prefetched) => {
@@ -89,7 +94,7 @@ export function createWriter({ db, cache, notes }: WriterDeps) {
         return writeSpec.plan(base, prefetched)
       },
     }
-    const entry = await cache.loaded(sessionId)
+    const entry = await cache.load(held)
     const scope = spec.scope ?? 'log'
     const transaction = scope === 'inbox' ? inInboxWrite : inWrite
     const cached = entry.snap

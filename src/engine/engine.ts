@@ -101,9 +101,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   })
   const {
     entries,
-    entryOf,
-    loaded,
-    fresh,
+    use,
+    load,
+    loadCurrent,
     setSnapshot,
     viewsOf,
     requestPreview,
@@ -161,8 +161,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         ])
         return { row, folds: folded.folds, pending: [] } satisfies Snapshot
       })
-      const entry = entryOf(id)
-      if (!entry.snap) setSnapshot(entry, snap)
+      await use(id, async (entry) => {
+        if (!entry.snap) setSnapshot(entry, snap)
+      })
       return sessionInfo(snap.row)
     }),
 
@@ -307,10 +308,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       return edited
     }),
 
-    pending: guard('pending', async (sessionId) => {
-      const entry = await fresh(sessionIdOf(sessionId))
-      return [...(entry.snap?.pending ?? [])]
-    }),
+    pending: guard('pending', (sessionId) =>
+      use(sessionIdOf(sessionId), async (entry) => {
+        await loadCurrent(entry)
+        return [...(entry.snap?.pending ?? [])]
+      }),
+    ),
 
     promote: guard('promote', async (sessionId, mode) => {
       const id = sessionIdOf(sessionId)
@@ -384,8 +387,10 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         )
       }
       if (parsed.length === 0) {
-        const entry = await fresh(id)
-        return { headSeq: entry.snap?.row.headSeq ?? 0 }
+        return use(id, async (entry) => {
+          await loadCurrent(entry)
+          return { headSeq: entry.snap?.row.headSeq ?? 0 }
+        })
       }
       // Ids this append gives rows to must be free in every session (core/ids); who owns them is
       // read inside the write transaction, together with the session row.
@@ -460,20 +465,25 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     projection: guard('projection', async <N extends ProjectionName>(sessionId: string, name: N) => {
       const which = parseOrThrow(ProjectionNameSchema, name, 'projection name')
-      const entry = await fresh(sessionIdOf(sessionId))
-      const view = which === 'pending' ? entry.snap?.pending : viewsOf(entry)[which].getView()
-      return view as ProjectionViews[N]
+      return use(sessionIdOf(sessionId), async (entry) => {
+        await loadCurrent(entry)
+        const view = which === 'pending' ? entry.snap?.pending : viewsOf(entry)[which].getView()
+        return view as ProjectionViews[N]
+      })
     }) as Engine['projection'],
 
     watch: guard('watch', async (sessionId, listener) => {
       const id = sessionIdOf(sessionId)
       if (typeof listener !== 'function')
         throw new SessionlineError('invalid_input', 'watch needs a listener function')
-      const entry = await loaded(id)
-      const unsubscribe = entry.feed.add(listener)
-      // While nobody watched, other engines' notes were ignored: publish whatever the cache missed.
-      void catchUp(entry)
-      return unsubscribe
+      // Held from lookup to listener: no call on another session can evict the entry in between.
+      return use(id, async (entry) => {
+        await load(entry)
+        const unsubscribe = entry.feed.add(listener)
+        // While nobody watched, other engines' notes were ignored: publish whatever the cache missed.
+        void catchUp(entry)
+        return unsubscribe
+      })
     }),
 
     configure: guard('configure', (request) => runner.configure(request)),
@@ -495,8 +505,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       } finally {
         closed = true
         notes.close()
-        for (const entry of entries.values()) entry.feed.clear()
-        entries.clear()
+        cache.clear()
         db.close()
       }
     },
@@ -564,10 +573,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
   const host: RunnerHost = {
     engine,
-    async turnState(sessionId) {
-      const entry = await fresh(sessionId)
-      return turnStateOf((entry.snap as Snapshot).folds.transcript)
-    },
+    turnState: (sessionId) =>
+      use(sessionId, async (entry) => {
+        await loadCurrent(entry)
+        return turnStateOf((entry.snap as Snapshot).folds.transcript)
+      }),
     publishLive(sessionId, events) {
       const entry = entries.get(sessionId)
       if (!entry?.snap || closed) return

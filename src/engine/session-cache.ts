@@ -29,8 +29,10 @@ import { createFeed, type SessionFeed } from './watch'
 
 /** Events read per transaction when a projection is rebuilt from the log. */
 export const REBUILD_BATCH = 5000
-/** Sessions whose fold state stays cached while nobody watches them. */
-const MAX_CACHED_SESSIONS = 64
+/** Sessions whose fold state stays cached while no call holds them and nobody watches them. */
+const MAX_IDLE_SESSIONS = 64
+/** How long an entry nobody holds or watches stays cached (TanStack Query's `gcTime`). */
+export const IDLE_EVICT_MS = 30_000
 /** Beyond this many new events, a watcher is told to reload (`reset`) instead of being sent rows. */
 const CATCH_UP_EVENTS = 2000
 
@@ -56,6 +58,10 @@ export interface Entry {
   collecting?: Partial<ProjectionViews>
   catchUp: Promise<void>
   recovered: boolean
+  /** Calls running on this entry (`use`): while any holds it, it is never evicted. */
+  holders: number
+  /** Evicts the entry once it has been idle (no holder, no listener) for IDLE_EVICT_MS. */
+  idleTimer?: ReturnType<typeof setTimeout>
   /** The session was deleted (here or by another engine). */
   deleted?: boolean
 }
@@ -85,42 +91,90 @@ export function createSessionCache(deps: SessionCacheDeps) {
 
   // --- per-session cache -------------------------------------------------------------------
 
+  /** The entry of a session, created when missing; most recently used last (Map order). */
   function entryOf(sessionId: string): Entry {
     let entry = entries.get(sessionId)
     if (entry) {
-      // Map order is recency order: the first entries are the least recently used.
       entries.delete(sessionId)
       entries.set(sessionId, entry)
-    } else {
-      evictIdle()
-      const created: Entry = {
-        id: sessionId,
-        live: createLiveBuffer(),
-        catchUp: Promise.resolve(),
-        recovered: false,
-        feed: createFeed(batch, {
-          onFirst: () => {
-            notes.listen()
-            watchViews(created)
-          },
-          onLast: () => {
-            created.stopViews?.()
-            created.stopViews = undefined
-          },
-        }),
-      }
-      entry = created
-      entries.set(sessionId, entry)
+      return entry
     }
+    const created: Entry = {
+      id: sessionId,
+      live: createLiveBuffer(),
+      catchUp: Promise.resolve(),
+      recovered: false,
+      holders: 0,
+      feed: createFeed(batch, {
+        onFirst: () => {
+          stopIdle(created)
+          notes.listen()
+          watchViews(created)
+        },
+        onLast: () => {
+          created.stopViews?.()
+          created.stopViews = undefined
+          becameIdle(created)
+        },
+      }),
+    }
+    entry = created
+    entries.set(sessionId, entry)
+    evictIdle()
     return entry
   }
 
-  /** Forgets the least recently used sessions nobody watches, beyond MAX_CACHED_SESSIONS. */
+  /**
+   * Runs `run` with the session's entry pinned: no eviction can orphan it while the call awaits,
+   * so a listener it adds or a state it publishes lands on the entry every later call uses.
+   */
+  async function use<T>(sessionId: string, run: (entry: Entry) => Promise<T>): Promise<T> {
+    const entry = entryOf(sessionId)
+    entry.holders++
+    stopIdle(entry)
+    try {
+      return await run(entry)
+    } finally {
+      entry.holders--
+      becameIdle(entry)
+    }
+  }
+
+  const isIdle = (entry: Entry) => entry.holders === 0 && entry.feed.size === 0 && !entry.loading
+
+  function stopIdle(entry: Entry): void {
+    if (entry.idleTimer === undefined) return
+    clearTimeout(entry.idleTimer)
+    entry.idleTimer = undefined
+  }
+
+  /** An entry nobody holds or watches: forgotten after IDLE_EVICT_MS (at once if it holds no state). */
+  function becameIdle(entry: Entry): void {
+    if (!isIdle(entry) || entries.get(entry.id) !== entry) return
+    if (!entry.snap) {
+      entries.delete(entry.id)
+      return
+    }
+    stopIdle(entry)
+    const timer = setTimeout(() => {
+      entry.idleTimer = undefined
+      if (isIdle(entry) && entries.get(entry.id) === entry) entries.delete(entry.id)
+    }, IDLE_EVICT_MS)
+    // Node: an idle cache must not keep the process alive.
+    ;(timer as { unref?: () => void }).unref?.()
+    entry.idleTimer = timer
+  }
+
+  /** Beyond MAX_IDLE_SESSIONS idle entries, forgets the least recently used idle ones first. */
   function evictIdle(): void {
-    if (entries.size < MAX_CACHED_SESSIONS) return
+    let idle = 0
+    for (const entry of entries.values()) if (isIdle(entry)) idle++
     for (const [id, entry] of entries) {
-      if (entries.size < MAX_CACHED_SESSIONS) return
-      if (entry.feed.size === 0 && !entry.loading) entries.delete(id)
+      if (idle <= MAX_IDLE_SESSIONS) return
+      if (!isIdle(entry)) continue
+      stopIdle(entry)
+      entries.delete(id)
+      idle--
     }
   }
 
@@ -148,17 +202,15 @@ export function createSessionCache(deps: SessionCacheDeps) {
     return entry.views
   }
 
-  async function loaded(sessionId: string): Promise<Entry> {
-    const entry = entryOf(sessionId)
+  /** Loads the state of a held entry (see `use`) unless it has one. */
+  async function load(entry: Entry): Promise<Entry> {
     if (entry.snap) return entry
-    entry.loading ??= loadSnapshot(sessionId)
+    entry.loading ??= loadSnapshot(entry.id)
     try {
       const snap = await entry.loading
       if (!entry.snap) setSnapshot(entry, snap)
-    } catch (error) {
+    } finally {
       entry.loading = undefined
-      if (entry.feed.size === 0) entries.delete(sessionId)
-      throw error
     }
     return entry
   }
@@ -389,6 +441,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
       deleted: true,
     })
     entry.feed.clear()
+    stopIdle(entry)
     if (entries.get(entry.id) === entry) entries.delete(entry.id)
   }
 
@@ -457,22 +510,32 @@ export function createSessionCache(deps: SessionCacheDeps) {
     else if (note.rev > entry.snap.row.rev && entry.feed.size > 0) void catchUp(entry)
   }
 
-  /** Up to date with the database (one read transaction when nothing changed). */
-  async function fresh(sessionId: string): Promise<Entry> {
-    const cached = entries.get(sessionId)?.snap !== undefined
-    const entry = await loaded(sessionId)
+  /** Loads a held entry and brings it up to date with the database (one read when nothing changed). */
+  async function loadCurrent(entry: Entry): Promise<Entry> {
+    const cached = entry.snap !== undefined
+    await load(entry)
     // A snapshot this call just read is as fresh as a second read would be.
     if (cached) await catchUp(entry)
-    if (entry.deleted || !entry.snap) throw notFound(sessionId)
+    if (entry.deleted || !entry.snap) throw notFound(entry.id)
     return entry
+  }
+
+  /** Drops every entry and its timer (the engine closed). */
+  function clear(): void {
+    for (const entry of entries.values()) {
+      stopIdle(entry)
+      entry.feed.clear()
+    }
+    entries.clear()
   }
 
   return {
     onNote,
     entries,
-    entryOf,
-    loaded,
-    fresh,
+    use,
+    load,
+    loadCurrent,
+    clear,
     setSnapshot,
     viewsOf,
     advance,
