@@ -41,6 +41,7 @@ import { type ImportedWrite, importFilesInto, importTranscriptInto } from '../st
 import {
   deleteSessionData,
   eventsBetween,
+  getReceipt,
   getSessionRow,
   idOwners,
   inRead,
@@ -195,7 +196,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       let created = false
       const receipt = await commit<InputReceipt, [InputReceipt | undefined, SessionMessage | undefined]>(id, {
         scope: 'inbox',
-        prefetch: () => Promise.all([db.inputs.get(inputId), db.messages.get(inputId)]),
+        prefetch: () => Promise.all([getReceipt(db, inputId), db.messages.get(inputId)]),
         // A new id: no row has it (read), and no input (the receipt is added, not put: an
         // existing one aborts the guess, and the careful path answers the retry or conflict).
         expect: () => ({
@@ -235,6 +236,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
             text: parsed.text,
             status: 'pending',
             admittedAt: at,
+            revision: 0,
           }
           created = true
           return {
@@ -258,12 +260,17 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const input = parseOrThrow(Id, inputId, 'input id')
       return commit<InputReceipt, InputReceipt | undefined>(id, {
         scope: 'inbox',
-        prefetch: () => db.inputs.get(input),
+        prefetch: () => getReceipt(db, input),
         expect: (cached) => expectPending(cached, input),
         plan: async (base, stored): Promise<Plan<InputReceipt>> => {
           const receipt = pendingReceipt(id, input, stored)
           const at = now()
-          const cancelled: InputReceipt = { ...receipt, status: 'cancelled', updatedAt: at }
+          const cancelled: InputReceipt = {
+            ...receipt,
+            status: 'cancelled',
+            updatedAt: at,
+            revision: receipt.revision + 1,
+          }
           return {
             value: cancelled,
             inputs: [cancelled],
@@ -281,18 +288,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
       const { text } = parseOrThrow(EditRequest, request, 'edit request')
-      let changed = false
       const edited = await commit<InputReceipt, InputReceipt | undefined>(id, {
         scope: 'inbox',
-        prefetch: () => db.inputs.get(input),
+        prefetch: () => getReceipt(db, input),
         expect: (cached) => expectPending(cached, input),
         plan: async (base, stored): Promise<Plan<InputReceipt>> => {
-          changed = false
           const receipt = pendingReceipt(id, input, stored)
           if (receipt.text === text) return { value: receipt }
-          changed = true
           const at = now()
-          const next: InputReceipt = { ...receipt, text, updatedAt: at }
+          const next: InputReceipt = { ...receipt, text, updatedAt: at, revision: receipt.revision + 1 }
           return {
             value: next,
             inputs: [next],
@@ -304,7 +308,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           }
         },
       })
-      if (changed) notifyInput(id)
+      // Not news for the runner: an edit (like a cancel) never restarts a stopped session.
       return edited
     }),
 
@@ -353,7 +357,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
             folded.stored.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
           )
           const promoted = chosen.map(
-            (r): InputReceipt => ({ ...r, status: 'promoted', promotedSeq: seqOf.get(r.id), updatedAt: at }),
+            (r): InputReceipt => ({
+              ...r,
+              status: 'promoted',
+              promotedSeq: seqOf.get(r.id),
+              updatedAt: at,
+              revision: r.revision + 1,
+            }),
           )
           const taken = new Set(chosen.map((r) => r.id))
           return {

@@ -13,6 +13,7 @@ import { type ProjectionRow, type SessionlineDb, type SessionRow, sessionInfo } 
 import { importedFoldStates } from '../store/imported'
 import {
   eventsBetween,
+  getReceipts,
   getSessionRow,
   inRead,
   inWrite,
@@ -68,8 +69,9 @@ export interface Entry {
 
 export const notFound = (sessionId: string) =>
   new SessionlineError('not_found', `no session ${JSON.stringify(sessionId)}`, { sessionId })
+/** One version of one receipt: every change bumps `revision`. */
 export const sameReceipt = (a: InputReceipt, b: InputReceipt) =>
-  a.id === b.id && a.status === b.status && a.text === b.text && a.updatedAt === b.updatedAt
+  a.id === b.id && a.revision === b.revision && a.status === b.status && a.text === b.text
 
 export interface SessionCacheDeps {
   db: SessionlineDb
@@ -470,7 +472,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
         ])
         const stillPending = new Set(pending.map((r) => r.id))
         const left = base.pending.filter((r) => !stillPending.has(r.id)).map((r) => r.id)
-        const settled = left.length > 0 ? await db.inputs.bulkGet(left) : []
+        const settled = left.length > 0 ? await getReceipts(db, left) : []
         return { row, events, cached, pending, changed: [...admitted, ...settled] }
       })
       if (entry.snap !== base) continue // a local commit moved the cache meanwhile: start again from it

@@ -79,17 +79,45 @@ export function addRows(db: SessionlineDb, rows: readonly SessionMessage[]): Pro
   })
 }
 
+/** A receipt as stored: ones written before receipts had a revision read as revision 0. */
+const receiptOf = (stored: InputReceipt): InputReceipt =>
+  stored.revision === undefined ? { ...stored, revision: 0 } : stored
+
+/** The receipt `inputId`, in any session. */
+export async function getReceipt(db: SessionlineDb, inputId: string): Promise<InputReceipt | undefined> {
+  const stored = await db.inputs.get(inputId)
+  return stored && receiptOf(stored)
+}
+
+/** The receipts `inputIds` (undefined where none is stored), in any session. */
+export async function getReceipts(
+  db: SessionlineDb,
+  inputIds: readonly string[],
+): Promise<(InputReceipt | undefined)[]> {
+  const stored = await db.inputs.bulkGet([...inputIds])
+  return stored.map((r) => r && receiptOf(r))
+}
+
 /** Pending receipts of a session in admission order (the `[sessionId+status+seq]` index). */
-export function pendingReceipts(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {
-  return db.inputs
+export async function pendingReceipts(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {
+  const stored = await db.inputs
     .where('[sessionId+status+seq]')
     .between([sessionId, 'pending', MIN_KEY], [sessionId, 'pending', MAX_KEY])
     .toArray()
+  return stored.map(receiptOf)
 }
 
 /** Receipts with admission seq ≥ `fromSeq`, ascending. */
-export function receiptsFrom(db: SessionlineDb, sessionId: string, fromSeq: number): Promise<InputReceipt[]> {
-  return db.inputs.where('[sessionId+seq]').between([sessionId, fromSeq], [sessionId, MAX_KEY]).toArray()
+export async function receiptsFrom(
+  db: SessionlineDb,
+  sessionId: string,
+  fromSeq: number,
+): Promise<InputReceipt[]> {
+  const stored = await db.inputs
+    .where('[sessionId+seq]')
+    .between([sessionId, fromSeq], [sessionId, MAX_KEY])
+    .toArray()
+  return stored.map(receiptOf)
 }
 
 /** Events with `afterSeq < seq ≤ throughSeq`, ascending, at most `limit`. */

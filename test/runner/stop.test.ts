@@ -184,3 +184,49 @@ describe('interrupt stops the runner in every phase of its loop', () => {
     },
   )
 })
+
+describe('a stopped session stays stopped until new input arrives', () => {
+  test('editing or cancelling a pending input after an interrupt never restarts the session; a new admit does', async () => {
+    const dbName = freshDbName('stop-edit')
+    const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
+    const { locks, idle } = observedLocks()
+    let lockRequests = 0
+    const counting: LockRequester = {
+      request(name, options, callback) {
+        lockRequests++
+        return locks.request(name, options, callback)
+      },
+    }
+    const gate = createGate()
+    const { provider } = providerFor('streaming', gate, () => false)
+    const runner = createRunner(host, { provider, locks: counting, lockScope: dbName })
+    try {
+      const { id: sessionId } = await engine.createSession()
+      await engine.admit(sessionId, { text: 'go' })
+      await gate.reached
+      const queued = await engine.admit(sessionId, { text: 'next', delivery: 'queue' })
+      const steer = await engine.admit(sessionId, { text: 'and this', delivery: 'steer' })
+      gate.release()
+      await runner.interrupt(sessionId)
+      await idle()
+      const requestsWhenStopped = lockRequests
+
+      // The runner is woken synchronously by input it should act on, so a wake would show here.
+      await engine.edit(sessionId, queued.id, { text: 'next, edited' })
+      await engine.edit(sessionId, steer.id, { text: 'and this, edited' })
+      await engine.cancel(sessionId, steer.id)
+      expect(lockRequests).toBe(requestsWhenStopped)
+      expect(turnEnds(await allEvents(engine, sessionId))).toEqual(['aborted'])
+      expect((await engine.pending(sessionId)).map((r) => [r.id, r.text])).toEqual([
+        [queued.id, 'next, edited'],
+      ])
+
+      // New input is what resumes a stopped session: the edited queued input runs in turn 2.
+      await engine.admit(sessionId, { text: 'resume', delivery: 'queue' })
+      expect(lockRequests).toBe(requestsWhenStopped + 1)
+    } finally {
+      await runner.close()
+      await engine.close()
+    }
+  })
+})
