@@ -4,8 +4,8 @@
  * but IndexedDB, so a transaction never commits early.
  */
 import { type IdOwner, idTaken } from '../core/ids'
-import { SessionlineError } from '../schema/errors'
 import { isReadable } from '../core/visibility'
+import { SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'

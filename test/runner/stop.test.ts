@@ -14,8 +14,8 @@ import { abortError } from '../../src/engine/providers/abort'
 import { createRunner } from '../../src/engine/runner'
 import type { Engine, RunnerHost } from '../../src/engine/types'
 import type { StoredEvent } from '../../src/schema/events'
-import { createSignal } from '../support/feed'
 import { freshDbName } from '../support/engines'
+import { createSignal } from '../support/feed'
 import { allEvents, expectWellFormed } from './harness'
 
 afterEach(() => {
