@@ -4,6 +4,8 @@
  * changed), moved forward by local commits, and caught up from the database when another
  * engine (another tab or worker) wrote. It also owns each session's change feed.
  */
+
+import { CACHED_FOLDS, FOLD_NAMES, type FoldName, type Folds, foldEvents, initFolds } from '../core/folds'
 import { builtInProjections, createLiveProjections } from '../core/live-projection'
 import { SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
@@ -22,7 +24,6 @@ import {
   putProjectionStates,
   receiptsFrom,
 } from '../store/transactions'
-import { CACHED_FOLDS, FOLD_NAMES, type FoldName, type Folds, foldEvents, initFolds } from './fold'
 import { createLiveBuffer, type LiveBuffer } from './live'
 import type { CommitNote, Notes } from './notes'
 import type { ProjectionViews, SessionChange } from './types'

@@ -53,6 +53,12 @@ export async function idOwners(db: SessionlineDb, ids: readonly string[]): Promi
   })
 }
 
+/** The session whose transcript row has id `id`, as an id owner, if any. */
+export async function rowOwner(db: SessionlineDb, id: string): Promise<IdOwner | undefined> {
+  const row = await db.messages.get(id)
+  return row && { kind: 'row', sessionId: row.sessionId }
+}
+
 /** Names of a failure and, for a bulk write, of each failed item. */
 const failureNames = (error: unknown): unknown[] =>
   ((error as { failures?: unknown[] }).failures ?? [error]).map((f) => (f as { name?: unknown })?.name)
