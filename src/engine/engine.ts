@@ -36,7 +36,7 @@ import {
   sessionInfo,
   toSessionlineError,
 } from '../store/db'
-import { type ImportedWrite, importFilesInto, importTranscriptInto } from '../store/imported'
+import type { ImportedWrite } from '../store/imported'
 import {
   deleteSessionData,
   eventsBetween,
@@ -51,6 +51,7 @@ import {
   rowsFrom,
 } from '../store/transactions'
 import { createBatcher, type Scheduler } from './batch'
+import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
