@@ -64,9 +64,18 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await codeOf(engine.admit(id, { id: 'in-1', text: 'hello', delivery: 'queue' }))).toBe(
         'conflict',
       )
+      // The same id and payload in another session is another input's id: a conflict there too.
+      const other = await engine.createSession()
+      expect(await codeOf(engine.admit(other.id, { id: 'in-1', text: 'hello' }))).toBe('conflict')
+      expect((await engine.getSession(other.id))?.nextInputSeq).toBe(1)
       const second = await engine.admit(id, { text: 'again', delivery: 'queue' })
       expect(second.seq).toBe(2)
       expect((await engine.pending(id)).map((r) => r.id)).toEqual(['in-1', second.id])
+      // A retry after the input left the inbox answers with the stored receipt, and admits nothing.
+      await engine.promote(id, 'settled')
+      const promoted = await engine.admit(id, { id: 'in-1', text: 'hello' })
+      expect(promoted).toMatchObject({ id: 'in-1', seq: 1, status: 'promoted' })
+      expect((await engine.getSession(id))?.nextInputSeq).toBe(3)
     }))
 
   test('admit rejects unknown sessions and bad text, writing nothing', () =>
@@ -100,9 +109,18 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await codeOf(engine.cancel(id, b.id))).toBe('invalid_state')
       expect(await codeOf(engine.edit(id, b.id, { text: 'zz' }))).toBe('invalid_state')
       expect(await codeOf(engine.cancel(id, 'ghost'))).toBe('not_found')
+      expect(await codeOf(engine.edit(id, 'ghost', { text: 'zz' }))).toBe('not_found')
+      // Another session's pending input is not this session's to touch.
+      const other = await engine.createSession()
+      const theirs = await engine.admit(other.id, { text: 'theirs' })
+      expect(await codeOf(engine.cancel(id, theirs.id))).toBe('not_found')
+      expect(await codeOf(engine.edit(id, theirs.id, { text: 'mine now' }))).toBe('not_found')
+      expect(await engine.pending(other.id)).toEqual([theirs])
       await engine.promote(id, 'settled')
       expect(await codeOf(engine.edit(id, a.id, { text: 'late' }))).toBe('invalid_state')
+      expect(await codeOf(engine.cancel(id, a.id))).toBe('invalid_state')
       expect((await engine.page(id)).messages.map((m) => m.parts)).toEqual([[{ type: 'text', text: 'a2' }]])
+      expect(await engine.pending(id)).toEqual([])
     }))
 
   test('promote settled opens a turn and takes the pending steers', () =>
