@@ -416,7 +416,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await engine.events(id)).toHaveLength(1)
     }))
 
-  test('many sessions stay correct when the cache forgets idle ones', () =>
+  test('with more sessions than the cache keeps, an evicted session still admits, promotes and counts its inputs', () =>
     withEngine(async (engine) => {
       const ids: string[] = []
       for (let i = 0; i < 70; i++) ids.push((await engine.createSession({ id: `s${i}` })).id)
