@@ -13,7 +13,13 @@ import { type OutlineState, turnOutline } from '../core/turn-outline'
 import { usage } from '../core/usage'
 import { fingerprintOf, importSessionFiles } from '../import/folder'
 import { type ParsedTranscript, parseTranscript, parseTranscriptBlob } from '../import/index'
-import { recordsToRows, rowsOutline, rowsUsage, type StoredTranscript } from '../import/to-rows'
+import {
+  importedOriginFacts,
+  recordsToRows,
+  rowsOutline,
+  rowsUsage,
+  type StoredTranscript,
+} from '../import/to-rows'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import {
   type FileImportReport,
@@ -92,6 +98,7 @@ export async function writeImportedSession(
       ...(session.cwd ? { cwd: session.cwd } : {}),
       ...(session.startedAt === undefined ? {} : { startedAt: session.startedAt }),
       ...(session.endedAt === undefined ? {} : { endedAt: session.endedAt }),
+      ...importedOriginFacts(session, parsed.skipped),
     }
     const row: SessionRow = {
       id: sessionId,
