@@ -1,7 +1,7 @@
 import {
   connect,
-  describeSkipped,
   type Delivery,
+  describeSkipped,
   type ProviderConfig,
   type RailItem,
   type SessionInfo,

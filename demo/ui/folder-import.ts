@@ -203,9 +203,7 @@ export class FolderImport {
       )
     else if (report.skippedLines) {
       // Nothing left out silently: how many lines, why, and where to find them in the file.
-      const text = report.skipped
-        ? describeSkipped(report.skipped)
-        : `${report.skippedLines} line(s) skipped`
+      const text = report.skipped ? describeSkipped(report.skipped) : `${report.skippedLines} line(s) skipped`
       item.append(h('span', { class: 'folder-report__reason', text, attrs: { title: text } }))
     }
     return item

@@ -44,6 +44,8 @@ export function assembleSessionDetail(
 ): SessionDetail {
   const rows = isRecordList(input) ? recordsToRows(input).rows : [...input].sort((a, b) => a.seq - b.seq)
   const shown = (row: SessionMessage) => isReadable(row.visibility, options.includeInactive === true)
-  const outline = rowsOutline(rows).filter((e) => e.visibility !== 'inactive' || options.includeInactive === true)
+  const outline = rowsOutline(rows).filter(
+    (e) => e.visibility !== 'inactive' || options.includeInactive === true,
+  )
   return { messages: rows.filter(shown), outline, usage: rowsUsage(rows) }
 }

@@ -163,7 +163,11 @@ function readFacts(parsed: ParsedLines): FileFacts {
       // Claude Code links every entry but the first (and a compaction's boundary); files
       // written without links (older versions, hand-trimmed copies) read in file order.
       const linked = str(entry.parentUuid) ?? (compactBoundary || !conversation ? undefined : previous[lane])
-      chain.set(uuid, { parentUuid: linked, logicalParentUuid: str(entry.logicalParentUuid), compactBoundary })
+      chain.set(uuid, {
+        parentUuid: linked,
+        logicalParentUuid: str(entry.logicalParentUuid),
+        compactBoundary,
+      })
     }
     if (uuid && conversation) previous[lane] = uuid
     if (type === 'summary' && typeof entry.leafUuid === 'string' && typeof entry.summary === 'string')
@@ -254,8 +258,7 @@ function readFacts(parsed: ParsedLines): FileFacts {
 export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
   const facts = readFacts(parsed)
   const skips = parsed.skips
-  const fileSessionId =
-    facts.sessionId || `file-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`
+  const fileSessionId = facts.sessionId || `file-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`
   const subAgent = facts.subAgent
   const agentSessionOf = (agentId: string) => `${fileSessionId}:agent-${agentId}`
   const sessionId = subAgent
@@ -381,7 +384,15 @@ export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
       const command = text === '' ? undefined : slashCommand(text)
       const base = { type: 'message' as const, id, ...common, role: 'user' as const, visibility, ...side }
       if (entry.isCompactSummary === true) {
-        records.push({ type: 'summary', id, order: order++, ...common, source: 'compaction', text, visibility })
+        records.push({
+          type: 'summary',
+          id,
+          order: order++,
+          ...common,
+          source: 'compaction',
+          text,
+          visibility,
+        })
       } else if (command) {
         records.push({
           ...base,

@@ -26,7 +26,7 @@
  * reasoning keeps its summary text only (never the encrypted content); unknown line and item
  * types are skipped and reported.
  */
-import type { Json, Usage, Visibility } from '../schema/common'
+import type { Json, Usage } from '../schema/common'
 import type { MessageRecord, ToolCallRecord, TranscriptRecord } from '../schema/records'
 import type { JsonObject, ParsedLines } from './jsonl'
 import {
@@ -172,7 +172,8 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
     }
     const superseded = new Set<string>()
     for (const record of records) {
-      if (record.type === 'session' || record.type === 'tool_call' || record.visibility !== 'visible') continue
+      if (record.type === 'session' || record.type === 'tool_call' || record.visibility !== 'visible')
+        continue
       if (kept.has(record)) continue
       record.visibility = 'inactive'
       superseded.add(record.id)
@@ -398,7 +399,8 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
                 messageId: id,
                 callId,
                 name:
-                  str(payload.name) ?? (type === 'local_shell_call' ? 'local_shell' : type.slice(0, -'_call'.length)),
+                  str(payload.name) ??
+                  (type === 'local_shell_call' ? 'local_shell' : type.slice(0, -'_call'.length)),
                 input,
                 visibility: 'visible',
               }

@@ -26,8 +26,8 @@
  * originals already counted).
  */
 import type { Usage, Visibility } from '../schema/common'
-import type { Finish } from '../schema/events'
 import { SessionlineError } from '../schema/errors'
+import type { Finish } from '../schema/events'
 import type {
   MessageRecord,
   OrderedRecord,

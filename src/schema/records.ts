@@ -49,7 +49,15 @@ export type SessionRecord = z.infer<typeof SessionRecord>
  * user), `slash_command` (a slash command the user ran: see `command`), `usage` (no content:
  * holds the usage of a model call the file reports on its own).
  */
-export const ContentType = z.enum(['text', 'reasoning', 'tool_use', 'custom', 'command', 'slash_command', 'usage'])
+export const ContentType = z.enum([
+  'text',
+  'reasoning',
+  'tool_use',
+  'custom',
+  'command',
+  'slash_command',
+  'usage',
+])
 export type ContentType = z.infer<typeof ContentType>
 
 export const RecordRole = z.enum(['user', 'assistant', 'system'])

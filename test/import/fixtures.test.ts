@@ -243,7 +243,8 @@ const expected: Record<string, Expected> = {
   'claude/claude-code-log__minimal_showcase/55550000-0000-4000-8000-000000000001.jsonl': {
     format: 'claude',
     sessionId: '55550000-0000-4000-8000-000000000001',
-    title: 'Give me a tour of the repository: its structure, then compare the web and jobs modules side by side.',
+    title:
+      'Give me a tour of the repository: its structure, then compare the web and jobs modules side by side.',
     messages: 6,
     calls: 5,
     results: 5,
