@@ -54,7 +54,11 @@ async function sessionCount(dbName: string) {
   }
 }
 
-const fixtureFiles = [...listJsonl(sharedTranscripts), ...listJsonl(path.join(ownFixtures, 'pi'))]
+const fixtureFiles = [
+  ...listJsonl(sharedTranscripts),
+  ...listJsonl(path.join(ownFixtures, 'pi')),
+  ...listJsonl(path.join(ownFixtures, 'written')),
+]
 
 async function expectRoundTrip(engine: Engine, dbName: string, text: string, name: string) {
   const { records } = parseTranscript(text)
