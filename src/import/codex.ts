@@ -19,7 +19,9 @@
  * output wrapped as `{output, metadata: {exit_code}}` is unwrapped, and a non-zero exit code
  * (there, in an `exec_command_end` event or in a "Process exited with code" line) makes it an
  * error; a call item without an output item of its own (`web_search_call`, …) is settled by its
- * `status`; `turn_aborted` marks the turn's last answer `interrupted`; a call's usage is
+ * `status`; a thread an agent spawned (`session_meta.source.subagent.thread_spawn`) names its
+ * parent, and the spawning call names the thread a `collab_tool_call` event says it started;
+ * `turn_aborted` marks the turn's last answer `interrupted`; a call's usage is
  * `last_token_usage` (or, without it,
  * the growth of `total_token_usage`), a repeated total is not counted twice, and the usage goes
  * on the newest assistant record since the previous count (or on a hidden usage-only record);
@@ -120,6 +122,8 @@ function outputOf(output: unknown): { output: Json; isError: boolean } {
 }
 
 const HANDLED_CALLS = new Set(['function_call', 'custom_tool_call', 'local_shell_call'])
+/** Response items with nothing to show: encrypted compaction state, undo snapshots. */
+const OPAQUE_ITEMS = new Set(['compaction', 'compaction_summary', 'ghost_snapshot'])
 
 type TokenUsage = { input: number; output: number }
 const tokens = (u: unknown): TokenUsage | undefined =>
@@ -141,6 +145,9 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
   const skips = parsed.skips
   /** Exit codes the UI events report, by call id (the output item may not say it). */
   const exitCodes = new Map<string, number>()
+  /** The thread each agent-spawning call started, by call id. */
+  const spawned = new Map<string, string>()
+  let parentSessionId: string | undefined
 
   /**
    * A compaction: the model's context is now the replacement history (the user messages it
@@ -233,6 +240,11 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
       case 'session_meta': {
         sessionId ??= str(payload.id)
         cwd ??= str(payload.cwd)
+        // A thread an agent spawned names the thread that spawned it.
+        const source = isObject(payload.source) ? payload.source : {}
+        const subagent = isObject(source.subagent) ? source.subagent : {}
+        const spawn = isObject(subagent.thread_spawn) ? subagent.thread_spawn : {}
+        parentSessionId ??= str(spawn.parent_thread_id)
         const instructions = str(payload.instructions)
         if (instructions) {
           message({
@@ -267,6 +279,10 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
               visibility: 'visible',
               ...withModel,
             })
+        } else if (payload.type === 'collab_tool_call') {
+          const callId = str(payload.call_id)
+          const thread = str(payload.new_thread_id)
+          if (callId && thread) spawned.set(callId, thread)
         } else if (payload.type === 'exec_command_end' && typeof payload.exit_code === 'number') {
           const callId = str(payload.call_id)
           if (callId) exitCodes.set(callId, payload.exit_code)
@@ -423,7 +439,7 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
                   visibility: 'visible',
                 })
               }
-            } else if (type !== '') {
+            } else if (type !== '' && !OPAQUE_ITEMS.has(type)) {
               skips.add(line, 'unknown_type')
             }
           }
@@ -438,6 +454,10 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
     }
   }
   for (const record of records) {
+    if (record.type === 'tool_call') {
+      const thread = spawned.get(record.callId)
+      if (thread) record.agentSessionId = thread
+    }
     if (record.type !== 'tool_result') continue
     const exitCode = exitCodes.get(record.callId)
     if (exitCode !== undefined && exitCode !== 0) record.isError = true
@@ -448,15 +468,18 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
   )
   const fallbackId = `file-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`
   return [
-    sessionRecord({
-      id: sessionId || fallbackId,
-      provider: 'codex',
-      title: titleFrom(firstPrompt?.text) ?? 'Codex session',
-      cwd,
-      startedAt,
-      endedAt,
-      messageCount: countVisibleMessages(records),
-    }),
+    {
+      ...sessionRecord({
+        id: sessionId || fallbackId,
+        provider: 'codex',
+        title: titleFrom(firstPrompt?.text) ?? 'Codex session',
+        cwd,
+        startedAt,
+        endedAt,
+        messageCount: countVisibleMessages(records),
+      }),
+      ...(parentSessionId ? { parentSessionId } : {}),
+    },
     ...records,
   ]
 }

@@ -133,6 +133,22 @@ describe('1. Claude Code sub-agents are sessions of their own, linked to the par
   })
 })
 
+describe('1 (Codex). A spawned thread is linked both ways', () => {
+  test("the child names its parent thread, and the parent's spawn_agent call names the child", async () => {
+    const engine = newEngine()
+    const parent = await engine.importTranscript({
+      text: real('codex/claude-code-log__rollout-2026-01-03T04-05-06-22222222.jsonl'),
+    })
+    const child = await engine.importTranscript({
+      text: real('codex/claude-code-log__rollout-2026-01-03T04-05-10-33333333.jsonl'),
+    })
+    // child line 1: source.subagent.thread_spawn.parent_thread_id; parent line 4: collab_tool_call new_thread_id
+    expect(child.origin?.parentSessionId).toBe(parent.id)
+    const spawn = toolParts((await engine.page(parent.id, { limit: 50 })).messages)[0]
+    expect(spawn).toMatchObject({ name: 'spawn_agent', agentSessionId: child.id })
+  })
+})
+
 describe('2. A streamed Claude response counts once, with its final counts', () => {
   test('the real sidechain lines sharing message.id + requestId count once', () => {
     // lines 3 and 4: msg_017z… + req_…, 3 + 19830 in / 183 out each

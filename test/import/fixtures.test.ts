@@ -427,6 +427,28 @@ const expected: Record<string, Expected> = {
     rows: 2,
     turns: 1,
   },
+  // 5 lines: a spawned thread (session_meta.source.subagent.thread_spawn names parent
+  // 22222222…), then the parent's history it was forked with (its prompt, the spawn_agent call,
+  // no output here), its own prompt "Inspect fixtures." and answer. Messages: 2 users, 1
+  // tool-use, 1 answer; turns: the two prompts.
+  'codex/claude-code-log__rollout-2026-01-03T04-05-10-33333333.jsonl': {
+    format: 'codex',
+    sessionId: '33333333-3333-4333-8333-333333333333',
+    parentSessionId: '22222222-2222-4222-8222-222222222222',
+    title: 'Spawn a synthetic researcher.',
+    messages: 4,
+    calls: 1,
+    results: 0,
+    paired: 0,
+    summaries: 0,
+    visible: 4,
+    inactive: 0,
+    hidden: 0,
+    messageCount: 4,
+    usage: { input: 0, output: 0, calls: 0 },
+    rows: 4,
+    turns: 2,
+  },
   // session_meta carries instructions (a hidden system message), then a user message and an
   // assistant message holding reasoning + text.
   'codex/simonw-cct__sample_codex_session.sanitized.jsonl': {
@@ -640,7 +662,7 @@ const files = [
 describe('fixtures', () => {
   test('the shared fixture folder is there and every file in it has expectations', () => {
     const shared = files.filter((f) => f.file.startsWith(sharedTranscripts))
-    expect(shared.length).toBeGreaterThanOrEqual(21)
+    expect(shared.length).toBeGreaterThanOrEqual(22)
     for (const { key } of files) expect(Object.keys(expected), key).toContain(key)
   })
 
