@@ -164,7 +164,7 @@ describe('importing a sessions folder in Chromium', () => {
 
       // A report line opens its session.
       await page.click('.folder-report__item[data-path$="fx-tree-v3.jsonl"] .folder-report__main')
-      await page.waitForSelector('.sessions__open[aria-current] >> text=Now update the docs')
+      await page.waitForSelector('.sessions__open[aria-current] >> text=Rename the config loader')
       await page.waitForSelector('.transcript__rows > .row')
 
       // The same folder again: nothing to do.
