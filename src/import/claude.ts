@@ -127,8 +127,10 @@ interface FileFacts {
   responseUsage: Map<string, { input: number; output: number }>
   /** The agent each tool call ran, by `tool_use_id`. */
   agentOfCall: Map<string, string>
-  /** Later user texts, for telling a queued prompt the file repeats from one it does not. */
-  userTexts: { line: number; text: string; used: boolean }[]
+  /** User texts (a command echo also as `/name args`), for telling a queued prompt the file repeats from one it does not. */
+  userTexts: { line: number; texts: string[]; used: boolean }[]
+  /** Lines of the main conversation's assistant entries, ascending. */
+  assistantLines: number[]
   title: string | undefined
 }
 
@@ -152,6 +154,7 @@ function readFacts(parsed: ParsedLines): FileFacts {
   const firstSidePrompt = new Map<string, string>()
   const agentCalls: { callId: string; prompt: string }[] = []
   const userTexts: FileFacts['userTexts'] = []
+  const assistantLines: number[] = []
 
   for (const { line, value: entry } of parsed.lines) {
     const type = entry.type
@@ -182,6 +185,7 @@ function readFacts(parsed: ParsedLines): FileFacts {
     const message = isObject(entry.message) ? entry.message : {}
     const content = message.content
     if (type === 'assistant') {
+      if (!sidechain) assistantLines.push(line)
       const key = responseKey(entry, message)
       const u = isObject(message.usage) ? message.usage : undefined
       if (key && u) {
@@ -209,7 +213,12 @@ function readFacts(parsed: ParsedLines): FileFacts {
       if (id && text !== '' && !firstSidePrompt.has(id)) firstSidePrompt.set(id, text)
       continue
     }
-    if (text !== '') userTexts.push({ line, text: text.trim(), used: false })
+    if (text !== '') {
+      const command = slashCommand(text)
+      const texts = [text.trim()]
+      if (command) texts.push(`${command.name}${command.args ? ` ${command.args}` : ''}`)
+      userTexts.push({ line, texts, used: false })
+    }
     const result = isObject(entry.toolUseResult) ? entry.toolUseResult : {}
     const ranAgent = str(result.agentId) ?? str(entry.agentId)
     if (ranAgent && Array.isArray(content)) {
@@ -251,6 +260,7 @@ function readFacts(parsed: ParsedLines): FileFacts {
     responseUsage,
     agentOfCall,
     userTexts,
+    assistantLines,
     title: customTitle ?? ownSummary,
   }
 }
@@ -286,11 +296,20 @@ export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
     return facts.current.has(id) ? 'visible' : 'inactive'
   }
 
-  /** A queued prompt reached the model; unless a later user entry repeats it, it is a row here. */
-  const deliver = (text: string, line: number, timestamp: number | undefined) => {
+  /**
+   * A queued prompt reached the model. A dequeued one is the user entry that follows it (before
+   * any answer; its text may differ, pasted text being expanded); a removed one may be repeated
+   * by a later user entry with its text. Otherwise it is a row of its own here.
+   */
+  const deliver = (text: string, line: number, dequeued: boolean, timestamp: number | undefined) => {
     const key = text.trim()
     if (key === '' || isToolEnvelope(key)) return
-    const repeat = facts.userTexts.find((u) => !u.used && u.line > line && u.text === key)
+    const next = facts.userTexts.find((u) => !u.used && u.line > line)
+    const nextAnswer = facts.assistantLines.find((l) => l > line)
+    const repeat =
+      dequeued && next && (nextAnswer === undefined || next.line < nextAnswer)
+        ? next
+        : facts.userTexts.find((u) => !u.used && u.line > line && u.texts.includes(key))
     if (repeat) {
       repeat.used = true
       return
@@ -320,7 +339,7 @@ export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
         const i = content === undefined ? (queued.length > 0 ? 0 : -1) : queued.indexOf(content)
         const text = content ?? (i >= 0 ? queued[i] : undefined)
         if (i >= 0) queued.splice(i, 1)
-        if (text !== undefined) deliver(text, line, timestamp)
+        if (text !== undefined) deliver(text, line, operation === 'dequeue', timestamp)
       } else if (operation === 'popAll' || operation === 'clear') {
         queued.length = 0
       }

@@ -306,6 +306,43 @@ describe('5. Prompts typed while the model worked (queue-operation)', () => {
   })
 })
 
+describe('5 (more). A dequeued prompt is the user entry after it, whatever that entry spells', () => {
+  // hand-written in the shape 2.0.50 writes a queued slash command: enqueue "/mcp", dequeue,
+  // then the command echo
+  const line = (value: object) => JSON.stringify({ sessionId: 'fx-q', ...value })
+  test('a queued slash command is its command row only, and a queued prompt typed twice is not lost', () => {
+    const text = [
+      line({ type: 'queue-operation', operation: 'enqueue', content: '/mcp' }),
+      line({ type: 'queue-operation', operation: 'dequeue' }),
+      line({
+        type: 'user',
+        uuid: 'c',
+        parentUuid: null,
+        message: {
+          role: 'user',
+          content: '<command-name>/mcp</command-name>\n<command-args></command-args>',
+        },
+      }),
+      line({ type: 'user', uuid: 'u', parentUuid: 'c', message: { role: 'user', content: 'yes' } }),
+      line({
+        type: 'assistant',
+        uuid: 'a',
+        parentUuid: 'u',
+        message: { id: 'm', role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+      }),
+      // typed "yes" again while the model worked, folded into the running turn
+      line({ type: 'queue-operation', operation: 'enqueue', content: 'yes' }),
+      line({ type: 'queue-operation', operation: 'remove', content: 'yes' }),
+    ].join('\n')
+    expect(rowsOf(text).map((r) => [r.role, textOf(r), r.command?.name ?? r.delivery ?? ''])).toEqual([
+      ['user', '/mcp', '/mcp'],
+      ['user', 'yes', ''],
+      ['assistant', 'ok', ''],
+      ['user', 'yes', 'steer'],
+    ])
+  })
+})
+
 describe('6. Which Claude branch is current', () => {
   test('the rewound branch is inactive and the later one current', () => {
     // fa1-fork's children: fu2a (line 3, rewound) and fu2b (line 7); the last line descends from fu2b
