@@ -1,6 +1,7 @@
 import {
   connect,
   type Delivery,
+  describeSkipped,
   type ProviderConfig,
   type RailItem,
   type SessionInfo,
@@ -192,7 +193,8 @@ new ImportZone($('#dropzone'), $<HTMLInputElement>('#import-file'), {
     importStatus.textContent = `Importing ${file.name}…`
     try {
       const session = await client.importTranscript({ blob: file, name: file.name })
-      importStatus.textContent = `Imported ${file.name}`
+      const skipped = describeSkipped(session.origin?.skipped ?? [])
+      importStatus.textContent = skipped ? `Imported ${file.name} (${skipped})` : `Imported ${file.name}`
       await refreshSessions()
       await openSession(session.id, true)
     } catch (error) {

@@ -35,6 +35,7 @@ export {
   parseTranscriptBlob,
   recordsToRows,
 } from './import/index'
+export { describeSkipped } from './import/skips'
 export { importedSessionId } from './import/to-rows'
 export * from './schema/common'
 export * from './schema/errors'

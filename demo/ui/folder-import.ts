@@ -1,4 +1,10 @@
-import type { FileImportReport, FileImportStatus, ImportFile, ImportProgress } from '../../src/index'
+import {
+  describeSkipped,
+  type FileImportReport,
+  type FileImportStatus,
+  type ImportFile,
+  type ImportProgress,
+} from '../../src/index'
 import { h, setAttrs } from './dom'
 
 export interface FolderImportOptions {
@@ -195,13 +201,11 @@ export class FolderImport {
       item.append(
         h('span', { class: 'folder-report__reason', text: error.message, attrs: { title: error.message } }),
       )
-    else if (report.skippedLines)
-      item.append(
-        h('span', {
-          class: 'folder-report__reason',
-          text: `${report.skippedLines} unreadable line(s) skipped`,
-        }),
-      )
+    else if (report.skippedLines) {
+      // Nothing left out silently: how many lines, why, and where to find them in the file.
+      const text = report.skipped ? describeSkipped(report.skipped) : `${report.skippedLines} line(s) skipped`
+      item.append(h('span', { class: 'folder-report__reason', text, attrs: { title: text } }))
+    }
     return item
   }
 }

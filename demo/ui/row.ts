@@ -91,12 +91,20 @@ export class RowView {
     toggleClass(this.node, 'row--pending', false)
     toggleClass(this.node, 'row--superseded', message.visibility !== 'visible')
     setText(this.role, ROLE_LABEL[message.role])
+    // What an imported file says of the row: a slash command, a prompt typed while the model
+    // worked, a shell command the user kept out of the model's context.
     const badge =
       message.visibility !== 'visible'
         ? 'superseded'
         : state === 'streaming' || state === 'interrupted' || state === 'error'
           ? state
-          : ''
+          : message.command
+            ? 'command'
+            : message.delivery === 'steer'
+              ? 'typed while it worked'
+              : message.excludedFromContext
+                ? 'not sent to the model'
+                : ''
     setText(this.badge, badge)
     this.retry.hidden = true
     this.renderParts(message.parts)

@@ -84,6 +84,11 @@ export function createSessionView(
   let olderInFlight = 0
   const admitting = new Map<string, Promise<InputReceipt>>()
 
+  /** Superseded turns (an import's history before a compaction) reach the rail only with `includeInactive`. */
+  const readableOutline = (entries: readonly TurnOutlineEntry[]) =>
+    filter.includeInactive || !entries.some((e) => e.visibility === 'inactive')
+      ? entries
+      : Object.freeze(entries.filter((e) => e.visibility !== 'inactive'))
   const loadedTurns = createLoadedTurns()
   const rail = createTurnRail()
   const inputRows = new WeakMap<TimelineInput, TimelineRow>()
@@ -158,7 +163,7 @@ export function createSessionView(
       for (const message of applied.outside) late.set(message.id, { message, headSeq: change.headSeq })
     settleUserRows(change.messages)
     for (const receipt of change.inputs) if (receipt.sessionId === sessionId) inbox.applyReceipt(receipt)
-    if (change.views.turnOutline !== undefined) outline = change.views.turnOutline
+    if (change.views.turnOutline !== undefined) outline = readableOutline(change.views.turnOutline)
   }
 
   const onChange: ChangeListener = (change) => {
@@ -191,7 +196,7 @@ export function createSessionView(
       window = windowFromTail(page, filter)
       settleUserRows(page.messages)
       for (const receipt of pending) inbox.applyReceipt(receipt)
-      outline = currentOutline
+      outline = readableOutline(currentOutline)
       status = 'ready'
       error = undefined
     } catch (thrown) {

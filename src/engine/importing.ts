@@ -12,7 +12,7 @@ import { initTranscript } from '../core/transcript'
 import type { OutlineState } from '../core/turn-outline'
 import { fingerprintOf, importSessionFiles } from '../import/folder'
 import { type ParsedTranscript, parseTranscript, parseTranscriptBlob } from '../import/index'
-import { recordsToRows, rowsOutline, rowsUsage } from '../import/to-rows'
+import { importedOriginFacts, recordsToRows, rowsOutline, rowsUsage } from '../import/to-rows'
 import { parseOrThrow } from '../schema/errors'
 import {
   type FileImportReport,
@@ -49,7 +49,8 @@ function writeParsed(
   at: number,
 ): Promise<ImportedWrite> {
   const stored = recordsToRows(parsed.records)
-  return writeImportedSession(db, { ...stored, folds: importedFoldStates(stored.rows) }, file, at)
+  const originFacts = importedOriginFacts(stored.session, parsed.skipped)
+  return writeImportedSession(db, { ...stored, folds: importedFoldStates(stored.rows), originFacts }, file, at)
 }
 
 const encoder = new TextEncoder()

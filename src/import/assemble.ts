@@ -18,6 +18,7 @@ import { recordsToRows, rowsOutline, rowsUsage } from './to-rows'
 export interface SessionDetail {
   /** Ascending by seq; `visible` rows, plus `inactive` ones when asked; never `hidden`. Each says which it is. */
   messages: SessionMessage[]
+  /** One entry per turn; superseded turns (marked `inactive`) only when asked. */
   outline: TurnOutlineEntry[]
   /** Every model call of the session, whatever became of its output. */
   usage: UsageTotals
@@ -43,5 +44,8 @@ export function assembleSessionDetail(
 ): SessionDetail {
   const rows = isRecordList(input) ? recordsToRows(input).rows : [...input].sort((a, b) => a.seq - b.seq)
   const shown = (row: SessionMessage) => isReadable(row.visibility, options.includeInactive === true)
-  return { messages: rows.filter(shown), outline: rowsOutline(rows), usage: rowsUsage(rows) }
+  const outline = rowsOutline(rows).filter(
+    (e) => e.visibility !== 'inactive' || options.includeInactive === true,
+  )
+  return { messages: rows.filter(shown), outline, usage: rowsUsage(rows) }
 }

@@ -1,17 +1,45 @@
 /**
- * Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`) to canonical records.
+ * Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`, and sub-agents'
+ * own files) to canonical records.
  *
- * Facts of the format: each line is an entry `{type: 'user' | 'assistant' | 'system' |
- * 'summary' | …, uuid, parentUuid, sessionId, cwd, timestamp, isSidechain, isMeta, message}`;
- * one API response is written as several lines (one per content block) that repeat the same
- * `message.id`, `requestId` and usage; a `system` line with subtype `compact_boundary` marks a
- * compaction and the following user line with `isCompactSummary` holds its summary; tool
- * results are `tool_result` blocks of user lines naming their `tool_use_id`; `summary` lines
- * title the session.
+ * Facts of the format:
+ * - Each line is an entry `{type, uuid, parentUuid, sessionId, cwd, timestamp, isSidechain,
+ *   isMeta, message}`; `user`, `assistant` and `system` entries hold the conversation, other
+ *   types are bookkeeping (`summary`, `custom-title`, `queue-operation`, `file-history-snapshot`,
+ *   `attachment`, `progress`, `last-prompt`, …). Bookkeeping entries with a `uuid` sit in the
+ *   `parentUuid` chain too.
+ * - The current conversation is the `parentUuid` chain from the last entry; a `system` entry
+ *   with subtype `compact_boundary` has `parentUuid: null` and continues the chain through
+ *   `logicalParentUuid`, and the user entry after it with `isCompactSummary` holds the summary.
+ *   A rewind leaves the abandoned entries in the file, off that chain.
+ * - One API response is written as several lines (one per content block) with the same
+ *   `message.id` + `requestId`; each repeats the usage, and `output_tokens` grows as it streams.
+ * - Slash commands are user entries whose text is `<command-name>…</command-name>`,
+ *   `<command-message>…` and `<command-args>…`; their output comes back as
+ *   `<local-command-stdout>`; an interruption is a user entry "[Request interrupted by user…]".
+ * - Prompts typed while the model worked are `queue-operation` entries: `enqueue` (with the
+ *   text), then `dequeue` or `remove` when delivered (`popAll`/`clear`: taken back). A
+ *   dequeued prompt is then usually written as a user entry of its own; a removed one that was
+ *   folded into the running turn may appear nowhere else.
+ * - Sub-agents: up to 2.0 their lines are `isSidechain` entries in the parent's file and also
+ *   `agent-<agentId>.jsonl` beside it; from 2.1 they live only in
+ *   `<session>/subagents/agent-<agentId>.jsonl`. Either way a sub-agent's lines carry the
+ *   parent's `sessionId` and the `agentId`; the parent's tool result for the agent's call names
+ *   the agent in `toolUseResult.agentId` (or, in 2.0, the entry's own `agentId`).
  *
- * Our rules: every message is `visible` (the file does not say which branch is current), in
- * file order; usage is counted once per `message.id` + `requestId`, input being input +
- * cache creation + cache read; a line repeating an earlier `uuid` is skipped.
+ * Our rules: entries on the current chain are `visible`, except those before the last
+ * compaction on it (`inactive`, the summary `visible`); entries off the chain are `inactive`;
+ * a parent's sidechain entries are `hidden` (they are the sub-agent's transcript, imported from
+ * its own file); an entry other than the first that names no parent (files written without
+ * links) follows the conversation entry before it.
+ * A sub-agent's file is a session of its own, `<sessionId>:agent-<agentId>`, linked to its
+ * parent; the parent's call that ran it names that session. Usage counts each response once
+ * with its largest counts, input being input + cache creation + cache read. The title is the
+ * user's `custom-title`, else a `summary` whose `leafUuid` is an entry of this file, else the
+ * first human prompt with envelopes stripped. Command echoes, command output, interruption
+ * markers, meta and compact-summary entries are not human prompts; an interruption marks the
+ * assistant message it cut off `interrupted`. A delivered queued prompt that no later user
+ * entry repeats becomes a user message delivered by `steer`.
  */
 import type { Visibility } from '../schema/common'
 import type { MessageRecord, ToolCallRecord, TranscriptRecord } from '../schema/records'
@@ -31,71 +59,349 @@ import {
   usage,
 } from './util'
 
-const VISIBLE: Visibility = 'visible'
+const CONVERSATION = new Set(['user', 'assistant', 'system'])
+/** Entry types that carry no conversation and are read for titles and queues, or not at all. */
+const BOOKKEEPING = new Set([
+  'summary',
+  'custom-title',
+  'ai-title',
+  'queue-operation',
+  'file-history-snapshot',
+  'last-prompt',
+  'attachment',
+  'progress',
+  'mode',
+  'permission-mode',
+  'tag',
+  'agent-name',
+  'pr-link',
+])
 
-export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
-  const records: TranscriptRecord[] = []
-  const seen = new Set<string>()
-  const usageKeys = new Set<string>()
-  const calls = new Map<string, ToolCallRecord>()
-  let order = 0
+const COMMAND_NAME = /<command-name>([\s\S]*?)<\/command-name>/
+const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/
+/** User-entry texts the tool writes, not the person: command output, shell echoes, caveats. */
+const TOOL_ENVELOPES = [
+  '<local-command-stdout>',
+  '<local-command-stderr>',
+  '<bash-input>',
+  '<bash-stdout>',
+  '<bash-stderr>',
+  '<user-prompt-submit-hook>',
+  '<task-notification>',
+  'Caveat: The messages below were generated by the user while running local commands',
+]
+const INTERRUPTED = '[Request interrupted by user'
+const SYSTEM_REMINDER = /<system-reminder>[\s\S]*?<\/system-reminder>/g
+
+const isToolEnvelope = (text: string) => {
+  const start = text.trimStart()
+  return TOOL_ENVELOPES.some((tag) => start.startsWith(tag))
+}
+
+/** A prompt's text as a title: system reminders the tool appended are not what the user typed. */
+const promptText = (text: string) => text.replace(SYSTEM_REMINDER, '').trim()
+
+/** The slash command a user entry echoes, if it is one. */
+function slashCommand(text: string): { name: string; args: string } | undefined {
+  const name = COMMAND_NAME.exec(text)?.[1]?.trim()
+  if (!name) return undefined
+  const args = COMMAND_ARGS.exec(text)?.[1]?.trim() ?? ''
+  return { name: name.startsWith('/') ? name : `/${name}`, args }
+}
+
+interface ChainNode {
+  parentUuid: string | undefined
+  logicalParentUuid: string | undefined
+  compactBoundary: boolean
+}
+
+/** What the first pass learns of the whole file before any record is written. */
+interface FileFacts {
+  sessionId: string | undefined
+  subAgent: { agentId: string | undefined } | undefined
+  /** Entries on the current chain after its last compaction (`undefined`: no entry has an id). */
+  current: Set<string> | undefined
+  /** Entries on the current chain before its last compaction. */
+  compacted: Set<string>
+  /** Each response's largest counts, by `message.id` + `requestId`. */
+  responseUsage: Map<string, { input: number; output: number }>
+  /** The agent each tool call ran, by `tool_use_id`. */
+  agentOfCall: Map<string, string>
+  /** User texts (a command echo also as `/name args`), for telling a queued prompt the file repeats from one it does not. */
+  userTexts: { line: number; texts: string[]; used: boolean }[]
+  /** Lines of the main conversation's assistant entries, ascending. */
+  assistantLines: number[]
+  title: string | undefined
+}
+
+const responseKey = (entry: JsonObject, message: JsonObject) => {
+  const id = str(message.id)
+  return id === undefined ? undefined : `${id}\u0000${str(entry.requestId) ?? ''}`
+}
+
+function readFacts(parsed: ParsedLines): FileFacts {
+  const chain = new Map<string, ChainNode>()
+  let leaf: string | undefined
+  /** The previous conversation entry, main and sidechain apart: the parent of one that names none. */
+  const previous = { main: undefined as string | undefined, side: undefined as string | undefined }
   let sessionId: string | undefined
-  let cwd: string | undefined
-  let summaryTitle: string | undefined
-  let startedAt: number | undefined
-  let endedAt: number | undefined
+  let firstConversation: JsonObject | undefined
+  let agentId: string | undefined
+  let customTitle: string | undefined
+  const summaries: { leafUuid: string; summary: string }[] = []
+  const responseUsage = new Map<string, { input: number; output: number }>()
+  const agentOfCall = new Map<string, string>()
+  const firstSidePrompt = new Map<string, string>()
+  const agentCalls: { callId: string; prompt: string }[] = []
+  const userTexts: FileFacts['userTexts'] = []
+  const assistantLines: number[] = []
 
   for (const { line, value: entry } of parsed.lines) {
     const type = entry.type
-    if (type === 'summary') {
-      summaryTitle ??= str(entry.summary)
+    const uuid = str(entry.uuid)
+    const conversation = typeof type === 'string' && CONVERSATION.has(type)
+    const lane = entry.isSidechain === true ? 'side' : 'main'
+    if (uuid && !chain.has(uuid)) {
+      const compactBoundary = type === 'system' && entry.subtype === 'compact_boundary'
+      // Claude Code links every entry but the first (and a compaction's boundary); files
+      // written without links (older versions, hand-trimmed copies) read in file order.
+      const linked = str(entry.parentUuid) ?? (compactBoundary || !conversation ? undefined : previous[lane])
+      chain.set(uuid, {
+        parentUuid: linked,
+        logicalParentUuid: str(entry.logicalParentUuid),
+        compactBoundary,
+      })
+    }
+    if (uuid && conversation) previous[lane] = uuid
+    if (type === 'summary' && typeof entry.leafUuid === 'string' && typeof entry.summary === 'string')
+      summaries.push({ leafUuid: entry.leafUuid, summary: entry.summary })
+    if (type === 'custom-title' && typeof entry.customTitle === 'string') customTitle = entry.customTitle
+    if (typeof type !== 'string' || !CONVERSATION.has(type)) continue
+    sessionId ??= str(entry.sessionId)
+    firstConversation ??= entry
+    const sidechain = entry.isSidechain === true
+    if (sidechain) agentId ??= str(entry.agentId)
+    if (uuid && (firstConversation.isSidechain === true) === sidechain) leaf = uuid
+    const message = isObject(entry.message) ? entry.message : {}
+    const content = message.content
+    if (type === 'assistant') {
+      if (!sidechain) assistantLines.push(line)
+      const key = responseKey(entry, message)
+      const u = isObject(message.usage) ? message.usage : undefined
+      if (key && u) {
+        const input =
+          count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens)
+        const seen = responseUsage.get(key)
+        responseUsage.set(key, {
+          input: Math.max(seen?.input ?? 0, input),
+          output: Math.max(seen?.output ?? 0, count(u.output_tokens)),
+        })
+      }
+      if (!sidechain && Array.isArray(content)) {
+        for (const block of content) {
+          if (!isObject(block) || block.type !== 'tool_use' || typeof block.id !== 'string') continue
+          const prompt = isObject(block.input) ? str(block.input.prompt) : undefined
+          if (prompt) agentCalls.push({ callId: block.id, prompt })
+        }
+      }
       continue
     }
-    if (type !== 'user' && type !== 'assistant' && type !== 'system') continue
-    const id = str(entry.uuid) || `line${line}`
-    if (seen.has(id)) continue
-    seen.add(id)
-    sessionId ??= str(entry.sessionId)
-    cwd ??= str(entry.cwd)
+    if (type !== 'user') continue
+    const text = textOf(content)
+    if (sidechain) {
+      const id = str(entry.agentId)
+      if (id && text !== '' && !firstSidePrompt.has(id)) firstSidePrompt.set(id, text)
+      continue
+    }
+    if (text !== '') {
+      const command = slashCommand(text)
+      const texts = [text.trim()]
+      if (command) texts.push(`${command.name}${command.args ? ` ${command.args}` : ''}`)
+      userTexts.push({ line, texts, used: false })
+    }
+    const result = isObject(entry.toolUseResult) ? entry.toolUseResult : {}
+    const ranAgent = str(result.agentId) ?? str(entry.agentId)
+    if (ranAgent && Array.isArray(content)) {
+      for (const block of content) {
+        if (isObject(block) && block.type === 'tool_result' && typeof block.tool_use_id === 'string')
+          agentOfCall.set(block.tool_use_id, ranAgent)
+      }
+    }
+  }
+  // 2.0 files without the agent named on the result: the agent's first prompt is the call's.
+  for (const { callId, prompt } of agentCalls) {
+    if (agentOfCall.has(callId)) continue
+    for (const [id, first] of firstSidePrompt) {
+      if (first.trim() === prompt.trim()) agentOfCall.set(callId, id)
+    }
+  }
+
+  let current: Set<string> | undefined
+  const compacted = new Set<string>()
+  if (leaf !== undefined) {
+    current = new Set()
+    let into = current
+    for (let at: string | undefined = leaf; at !== undefined && !current.has(at) && !compacted.has(at); ) {
+      into.add(at)
+      const node = chain.get(at)
+      if (!node) break
+      if (node.compactBoundary) into = compacted
+      at = node.parentUuid ?? node.logicalParentUuid
+    }
+    // The boundary itself belongs to what follows it; it makes no record either way.
+  }
+  const subAgent = firstConversation?.isSidechain === true ? { agentId } : undefined
+  const ownSummary = summaries.find((s) => chain.has(s.leafUuid))?.summary
+  return {
+    sessionId,
+    subAgent,
+    current,
+    compacted,
+    responseUsage,
+    agentOfCall,
+    userTexts,
+    assistantLines,
+    title: customTitle ?? ownSummary,
+  }
+}
+
+export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
+  const facts = readFacts(parsed)
+  const skips = parsed.skips
+  const fileSessionId = facts.sessionId || `file-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`
+  const subAgent = facts.subAgent
+  const agentSessionOf = (agentId: string) => `${fileSessionId}:agent-${agentId}`
+  const sessionId = subAgent
+    ? agentSessionOf(
+        subAgent.agentId ?? `sidechain-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`,
+      )
+    : fileSessionId
+
+  const records: TranscriptRecord[] = []
+  const seen = new Set<string>()
+  const countedResponses = new Set<string>()
+  const calls = new Map<string, ToolCallRecord>()
+  const queued: string[] = []
+  let order = 0
+  let cwd: string | undefined
+  let startedAt: number | undefined
+  let endedAt: number | undefined
+  let lastAssistant: MessageRecord | undefined
+  let lastVisibility: Visibility = 'visible'
+
+  const visibilityOf = (id: string, sidechain: boolean): Visibility => {
+    if (sidechain && !subAgent) return 'hidden'
+    if (facts.current === undefined) return 'visible'
+    if (facts.compacted.has(id)) return 'inactive'
+    return facts.current.has(id) ? 'visible' : 'inactive'
+  }
+
+  /**
+   * A queued prompt reached the model. A dequeued one is the user entry that follows it (before
+   * any answer; its text may differ, pasted text being expanded); a removed one may be repeated
+   * by a later user entry with its text. Otherwise it is a row of its own here.
+   */
+  const deliver = (text: string, line: number, dequeued: boolean, timestamp: number | undefined) => {
+    const key = text.trim()
+    if (key === '' || isToolEnvelope(key)) return
+    const next = facts.userTexts.find((u) => !u.used && u.line > line)
+    const nextAnswer = facts.assistantLines.find((l) => l > line)
+    const repeat =
+      dequeued && next && (nextAnswer === undefined || next.line < nextAnswer)
+        ? next
+        : facts.userTexts.find((u) => !u.used && u.line > line && u.texts.includes(key))
+    if (repeat) {
+      repeat.used = true
+      return
+    }
+    records.push({
+      type: 'message',
+      id: `line${line}`,
+      order: order++,
+      ...(timestamp === undefined ? {} : { timestamp }),
+      role: 'user',
+      text,
+      contentType: 'text',
+      delivery: 'steer',
+      visibility: lastVisibility,
+    })
+  }
+
+  for (const { line, value: entry } of parsed.lines) {
+    const type = entry.type
     const timestamp = toMillis(entry.timestamp)
+    if (type === 'queue-operation') {
+      const content = str(entry.content)
+      const operation = entry.operation
+      if (operation === 'enqueue') {
+        if (content !== undefined) queued.push(content)
+      } else if (operation === 'dequeue' || operation === 'remove') {
+        const i = content === undefined ? (queued.length > 0 ? 0 : -1) : queued.indexOf(content)
+        const text = content ?? (i >= 0 ? queued[i] : undefined)
+        if (i >= 0) queued.splice(i, 1)
+        if (text !== undefined) deliver(text, line, operation === 'dequeue', timestamp)
+      } else if (operation === 'popAll' || operation === 'clear') {
+        queued.length = 0
+      }
+      continue
+    }
+    if (typeof type !== 'string' || !CONVERSATION.has(type)) {
+      if (typeof type !== 'string' || !BOOKKEEPING.has(type)) skips.add(line, 'unknown_type')
+      continue
+    }
+    const id = str(entry.uuid) || `line${line}`
+    if (seen.has(id)) {
+      skips.add(line, 'duplicate_entry')
+      continue
+    }
+    const before = records.length
+    let represented = false
     if (timestamp !== undefined) {
       startedAt = startedAt === undefined ? timestamp : Math.min(startedAt, timestamp)
       endedAt = endedAt === undefined ? timestamp : Math.max(endedAt, timestamp)
     }
+    const sidechain = entry.isSidechain === true
+    const visibility = visibilityOf(id, sidechain)
     const parentId = str(entry.parentUuid) ?? str(entry.logicalParentUuid)
-    const agentId = str(entry.agentId)
+    const agentId = sidechain ? str(entry.agentId) : undefined
     const common = {
       ...(parentId ? { parentId } : {}),
       ...(timestamp === undefined ? {} : { timestamp }),
     }
     const side = {
-      ...(entry.isSidechain === true ? { sidechain: true } : {}),
+      ...(sidechain && !subAgent ? { sidechain: true } : {}),
       ...(agentId ? { agentId } : {}),
     }
     const message = isObject(entry.message) ? entry.message : {}
     const content = message.content
 
     if (type === 'system') {
-      if (entry.subtype === 'compact_boundary') continue // a marker: the summary line follows
+      if (entry.subtype === 'compact_boundary') {
+        seen.add(id) // a marker: the summary entry follows
+        continue
+      }
       const text = str(entry.content) ?? textOf(content)
-      if (text === '') continue
-      records.push({
-        type: 'message',
-        id,
-        order: order++,
-        ...common,
-        role: 'system',
-        text,
-        contentType: 'text',
-        isMeta: true,
-        visibility: VISIBLE,
-        ...side,
-      })
-      continue
-    }
-
-    if (type === 'user') {
+      if (text !== '') {
+        records.push({
+          type: 'message',
+          id,
+          order: order++,
+          ...common,
+          role: 'system',
+          text,
+          contentType: 'text',
+          isMeta: true,
+          visibility,
+          ...side,
+        })
+      }
+    } else if (type === 'user') {
       const text = textOf(content)
+      const results = Array.isArray(content)
+        ? content.filter((b): b is JsonObject => isObject(b) && b.type === 'tool_result')
+        : []
+      const command = text === '' ? undefined : slashCommand(text)
+      const base = { type: 'message' as const, id, ...common, role: 'user' as const, visibility, ...side }
       if (entry.isCompactSummary === true) {
         records.push({
           type: 'summary',
@@ -104,25 +410,30 @@ export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
           ...common,
           source: 'compaction',
           text,
-          visibility: VISIBLE,
+          visibility,
         })
-        continue
-      }
-      const results = Array.isArray(content)
-        ? content.filter((b): b is JsonObject => isObject(b) && b.type === 'tool_result')
-        : []
-      if (text !== '' || results.length === 0) {
+      } else if (command) {
         records.push({
-          type: 'message',
-          id,
+          ...base,
           order: order++,
-          ...common,
-          role: 'user',
+          text: `${command.name}${command.args ? ` ${command.args}` : ''}`,
+          contentType: 'slash_command',
+          command,
+          isMeta: true,
+        })
+      } else if (text.trimStart().startsWith(INTERRUPTED) && lastAssistant && results.length === 0) {
+        // The end state of the turn it cut off, not a prompt.
+        lastAssistant.status = 'interrupted'
+        lastAssistant.finish = 'aborted'
+        represented = true
+      } else if (text !== '') {
+        const meta = entry.isMeta === true || isToolEnvelope(text) || text.trimStart().startsWith(INTERRUPTED)
+        records.push({
+          ...base,
+          order: order++,
           text,
           contentType: 'text',
-          ...(entry.isMeta === true ? { isMeta: true } : {}),
-          visibility: VISIBLE,
-          ...side,
+          ...(meta ? { isMeta: true } : {}),
         })
       }
       results.forEach((block, i) => {
@@ -137,76 +448,105 @@ export function parseClaudeSession(parsed: ParsedLines): TranscriptRecord[] {
           ...(call ? { callRecordId: call.id, name: call.name } : {}),
           output: textOf(block.content),
           isError: block.is_error === true,
-          visibility: VISIBLE,
+          visibility,
         })
       })
+    } else {
+      const blocks = Array.isArray(content) ? content : []
+      const text = textOf(content)
+      const reasoning = thinkingOf(content)
+      const toolUses = blocks.filter((b): b is JsonObject => isObject(b) && b.type === 'tool_use')
+      const key = responseKey(entry, message)
+      let used: MessageRecord['usage']
+      if (key === undefined) {
+        const u = isObject(message.usage) ? message.usage : {}
+        used = usage(
+          count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens),
+          count(u.output_tokens),
+        )
+      } else if (!countedResponses.has(key)) {
+        countedResponses.add(key)
+        const u = facts.responseUsage.get(key)
+        used = u && usage(u.input, u.output)
+      }
+      const model = str(message.model)
+      const empty = text === '' && reasoning === '' && toolUses.length === 0
+      if (!empty || used) {
+        const record: MessageRecord = {
+          type: 'message',
+          id,
+          order: order++,
+          ...common,
+          role: 'assistant',
+          text,
+          ...(reasoning ? { reasoning } : {}),
+          contentType: empty
+            ? 'usage'
+            : text !== ''
+              ? 'text'
+              : toolUses.length > 0
+                ? 'tool_use'
+                : 'reasoning',
+          ...(entry.isMeta === true ? { isMeta: true } : {}),
+          visibility: empty ? 'hidden' : visibility,
+          ...(model ? { model } : {}),
+          ...side,
+          ...(used ? { usage: used } : {}),
+          ...(entry.isApiErrorMessage === true ? { status: 'error' as const, finish: 'error' as const } : {}),
+        }
+        records.push(record)
+        if (!sidechain || subAgent) lastAssistant = record
+        toolUses.forEach((block, i) => {
+          const callId = str(block.id) || `${id}/call${i}`
+          const ranAgent = sidechain && !subAgent ? undefined : facts.agentOfCall.get(callId)
+          const call: ToolCallRecord = {
+            type: 'tool_call',
+            id: `${id}/call${i}`,
+            messageId: id,
+            callId,
+            name: str(block.name) ?? '',
+            input: asJson(block.input),
+            visibility: record.visibility,
+            ...(ranAgent ? { agentSessionId: agentSessionOf(ranAgent) } : {}),
+          }
+          calls.set(callId, call)
+          records.push(call)
+        })
+      }
+    }
+
+    if (records.length === before && !represented) {
+      skips.add(line, 'empty_entry')
       continue
     }
-
-    // assistant
-    const blocks = Array.isArray(content) ? content : []
-    const text = textOf(content)
-    const reasoning = thinkingOf(content)
-    const toolUses = blocks.filter((b): b is JsonObject => isObject(b) && b.type === 'tool_use')
-    const messageId = str(message.id)
-    const requestId = str(entry.requestId)
-    const usageKey = messageId === undefined ? undefined : `${messageId}\u0000${requestId ?? ''}`
-    let used: MessageRecord['usage']
-    if (usageKey === undefined || !usageKeys.has(usageKey)) {
-      if (usageKey !== undefined) usageKeys.add(usageKey)
-      const u = isObject(message.usage) ? message.usage : {}
-      used = usage(
-        count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens),
-        count(u.output_tokens),
-      )
-    }
-    const model = str(message.model)
-    records.push({
-      type: 'message',
-      id,
-      order: order++,
-      ...common,
-      role: 'assistant',
-      text,
-      ...(reasoning ? { reasoning } : {}),
-      contentType: text !== '' ? 'text' : toolUses.length > 0 ? 'tool_use' : reasoning ? 'reasoning' : 'text',
-      ...(entry.isMeta === true ? { isMeta: true } : {}),
-      visibility: VISIBLE,
-      ...(model ? { model } : {}),
-      ...side,
-      ...(used ? { usage: used } : {}),
-    })
-    toolUses.forEach((block, i) => {
-      const callId = str(block.id) || `${id}/call${i}`
-      const call: ToolCallRecord = {
-        type: 'tool_call',
-        id: `${id}/call${i}`,
-        messageId: id,
-        callId,
-        name: str(block.name) ?? '',
-        input: asJson(block.input),
-        visibility: VISIBLE,
-      }
-      calls.set(callId, call)
-      records.push(call)
-    })
+    seen.add(id)
+    cwd ??= str(entry.cwd)
+    if (!sidechain || subAgent) lastVisibility = visibility
   }
 
-  const firstPrompt = records.find(
-    (r): r is MessageRecord =>
-      r.type === 'message' && r.role === 'user' && !r.isMeta && !r.sidechain && r.text !== '',
-  )
-  const fallbackId = `file-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`
+  const messages = records.filter((r): r is MessageRecord => r.type === 'message')
+  const isPrompt = (m: MessageRecord) =>
+    m.role === 'user' && m.contentType === 'text' && !m.isMeta && !m.sidechain && m.delivery !== 'steer'
+  const firstPrompt = messages.find((m) => isPrompt(m) && promptText(m.text) !== '')
+  const firstCommand = messages.find((m) => m.contentType === 'slash_command')
   return [
-    sessionRecord({
-      id: sessionId || fallbackId,
-      provider: 'claude',
-      title: titleFrom(summaryTitle) ?? titleFrom(firstPrompt?.text) ?? 'Claude Code session',
-      cwd,
-      startedAt,
-      endedAt,
-      messageCount: countVisibleMessages(records),
-    }),
+    {
+      ...sessionRecord({
+        id: sessionId,
+        provider: 'claude',
+        title:
+          titleFrom(facts.title) ??
+          titleFrom(firstPrompt && promptText(firstPrompt.text)) ??
+          titleFrom(firstCommand?.text) ??
+          'Claude Code session',
+        cwd,
+        startedAt,
+        endedAt,
+        messageCount: countVisibleMessages(records),
+      }),
+      ...(subAgent ? { parentSessionId: fileSessionId } : {}),
+      ...(subAgent?.agentId ? { agentId: subAgent.agentId } : {}),
+    },
     ...records,
   ]
 }

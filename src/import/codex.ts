@@ -12,16 +12,25 @@
  *
  * Our rules: each such pair becomes one message (the first seen); messages that are
  * environment or instruction envelopes (and `developer`/`system` messages, and the session's
- * instructions) are `hidden`; a compaction makes everything before it `inactive`; tool calls
- * pair with their outputs by `call_id`; a call's usage is `last_token_usage` (or, without it,
+ * instructions) are `hidden`; a compaction keeps `visible` what its `replacement_history`
+ * keeps (matched by role and text; an unmatched user message there is the summary handed to
+ * the model), or without one every user message, and makes the rest before it `inactive`, with
+ * a `visible` summary when it has text; tool calls pair with their outputs by `call_id`; a shell
+ * output wrapped as `{output, metadata: {exit_code}}` is unwrapped, and a non-zero exit code
+ * (there, in an `exec_command_end` event or in a "Process exited with code" line) makes it an
+ * error; a call item without an output item of its own (`web_search_call`, …) is settled by its
+ * `status`; a thread an agent spawned (`session_meta.source.subagent.thread_spawn`) names its
+ * parent, and the spawning call names the thread a `collab_tool_call` event says it started;
+ * `turn_aborted` marks the turn's last answer `interrupted`; a call's usage is
+ * `last_token_usage` (or, without it,
  * the growth of `total_token_usage`), a repeated total is not counted twice, and the usage goes
  * on the newest assistant record since the previous count (or on a hidden usage-only record);
  * reasoning keeps its summary text only (never the encrypted content); unknown line and item
- * types are skipped.
+ * types are skipped and reported.
  */
-import type { Json, Usage, Visibility } from '../schema/common'
+import type { Json, Usage } from '../schema/common'
 import type { MessageRecord, ToolCallRecord, TranscriptRecord } from '../schema/records'
-import type { ParsedLines } from './jsonl'
+import type { JsonObject, ParsedLines } from './jsonl'
 import {
   count,
   countVisibleMessages,
@@ -73,8 +82,34 @@ function parseArguments(value: unknown): Json {
   }
 }
 
+/** A shell run's exit code where the output text reports it (unified exec: "Process exited with code 1"). */
+const EXIT_LINE = /^(?:Process exited with code|Exit code:)\s*(-?\d+)\s*$/m
+
+/** A shell result's `{output, metadata: {exit_code}}`, given as an object or as its JSON text. */
+function wrappedShellOutput(value: unknown): { output: string; exitCode: number | undefined } | undefined {
+  let object = value
+  if (typeof value === 'string') {
+    if (!value.trimStart().startsWith('{')) return undefined
+    try {
+      object = JSON.parse(value)
+    } catch {
+      return undefined
+    }
+  }
+  if (!isObject(object) || typeof object.output !== 'string') return undefined
+  const metadata = isObject(object.metadata) ? object.metadata : {}
+  const exitCode = typeof metadata.exit_code === 'number' ? metadata.exit_code : undefined
+  return { output: object.output, exitCode }
+}
+
+/** A tool output as the user saw it: shell wrappers unwrapped, a non-zero exit an error. */
 function outputOf(output: unknown): { output: Json; isError: boolean } {
-  if (typeof output === 'string') return { output, isError: false }
+  const shell = wrappedShellOutput(output)
+  if (shell) return { output: shell.output, isError: shell.exitCode !== undefined && shell.exitCode !== 0 }
+  if (typeof output === 'string') {
+    const exit = EXIT_LINE.exec(output)?.[1]
+    return { output, isError: exit !== undefined && Number(exit) !== 0 }
+  }
   if (Array.isArray(output)) return { output: textOf(output, MESSAGE_TEXT), isError: false }
   if (isObject(output)) {
     const content = output.content
@@ -85,6 +120,10 @@ function outputOf(output: unknown): { output: Json; isError: boolean } {
   }
   return { output: null, isError: false }
 }
+
+const HANDLED_CALLS = new Set(['function_call', 'custom_tool_call', 'local_shell_call'])
+/** Response items with nothing to show: encrypted compaction state, undo snapshots. */
+const OPAQUE_ITEMS = new Set(['compaction', 'compaction_summary', 'ghost_snapshot'])
 
 type TokenUsage = { input: number; output: number }
 const tokens = (u: unknown): TokenUsage | undefined =>
@@ -103,6 +142,64 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
   let endedAt: number | undefined
   let sinceCount: MessageRecord[] = []
   let previousTotal: TokenUsage | undefined
+  const skips = parsed.skips
+  /** Exit codes the UI events report, by call id (the output item may not say it). */
+  const exitCodes = new Map<string, number>()
+  /** The thread each agent-spawning call started, by call id. */
+  const spawned = new Map<string, string>()
+  let parentSessionId: string | undefined
+
+  /**
+   * A compaction: the model's context is now the replacement history (the user messages it
+   * keeps and the summary) or, in the older form without one, every user message and the
+   * summary. What it keeps stays visible; the rest of the earlier transcript is superseded.
+   */
+  const compact = (payload: JsonObject, id: string, at: { timestamp?: number }) => {
+    const kept = new Set<TranscriptRecord>()
+    const history = Array.isArray(payload.replacement_history) ? payload.replacement_history : undefined
+    let summary = str(payload.message)?.trim() ?? ''
+    const current = records.filter(
+      (r): r is MessageRecord => r.type === 'message' && r.visibility === 'visible',
+    )
+    if (history) {
+      let bridge: string | undefined
+      for (const item of history) {
+        if (!isObject(item) || item.type !== 'message') continue
+        const role = item.role
+        if (role !== 'user' && role !== 'assistant') continue
+        const text = textOf(item.content, MESSAGE_TEXT).trim()
+        if (text === '' || isEnvelope(text)) continue
+        const match = current.find((r) => !kept.has(r) && r.role === role && r.text.trim() === text)
+        if (match) kept.add(match)
+        else if (role === 'user') bridge = text // the summary Codex hands the model as a message
+      }
+      if (summary === '' && bridge !== undefined) summary = bridge
+    } else {
+      for (const r of current) if (r.role === 'user' && !r.isMeta && r.text.trim() !== '') kept.add(r)
+    }
+    const superseded = new Set<string>()
+    for (const record of records) {
+      if (record.type === 'session' || record.type === 'tool_call' || record.visibility !== 'visible')
+        continue
+      if (kept.has(record)) continue
+      record.visibility = 'inactive'
+      superseded.add(record.id)
+    }
+    for (const record of records) {
+      if (record.type === 'tool_call' && superseded.has(record.messageId)) record.visibility = 'inactive'
+    }
+    if (summary !== '') {
+      records.push({
+        type: 'summary',
+        id,
+        order: order++,
+        ...at,
+        source: 'compaction',
+        text: summary,
+        visibility: 'visible',
+      })
+    }
+  }
 
   const message = (fields: Omit<MessageRecord, 'type' | 'order'>): MessageRecord => {
     const record: MessageRecord = { type: 'message', order: order++, ...fields }
@@ -143,6 +240,11 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
       case 'session_meta': {
         sessionId ??= str(payload.id)
         cwd ??= str(payload.cwd)
+        // A thread an agent spawned names the thread that spawned it.
+        const source = isObject(payload.source) ? payload.source : {}
+        const subagent = isObject(source.subagent) ? source.subagent : {}
+        const spawn = isObject(subagent.thread_spawn) ? subagent.thread_spawn : {}
+        parentSessionId ??= str(spawn.parent_thread_id)
         const instructions = str(payload.instructions)
         if (instructions) {
           message({
@@ -177,6 +279,23 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
               visibility: 'visible',
               ...withModel,
             })
+        } else if (payload.type === 'collab_tool_call') {
+          const callId = str(payload.call_id)
+          const thread = str(payload.new_thread_id)
+          if (callId && thread) spawned.set(callId, thread)
+        } else if (payload.type === 'exec_command_end' && typeof payload.exit_code === 'number') {
+          const callId = str(payload.call_id)
+          if (callId) exitCodes.set(callId, payload.exit_code)
+        } else if (payload.type === 'turn_aborted') {
+          // The end state of the turn it cut off (when the model had answered in it at all).
+          const last = records.findLast(
+            (r): r is MessageRecord =>
+              r.type === 'message' && r.visibility === 'visible' && (r.role === 'assistant' || !r.isMeta),
+          )
+          if (last?.role === 'assistant') {
+            last.status = 'interrupted'
+            last.finish = 'aborted'
+          }
         } else if (payload.type === 'token_count' && isObject(payload.info)) {
           const total = tokens(payload.info.total_token_usage)
           const last = tokens(payload.info.last_token_usage)
@@ -258,75 +377,90 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
               })
             break
           }
-          case 'function_call':
-          case 'custom_tool_call':
-          case 'local_shell_call': {
-            const callId = str(payload.call_id) || str(payload.id) || id
-            const input =
-              payload.type === 'function_call'
-                ? parseArguments(payload.arguments)
-                : payload.type === 'custom_tool_call'
-                  ? ((payload.input ?? null) as Json)
-                  : ((payload.action ?? null) as Json)
-            message({
-              id,
-              ...at,
-              role: 'assistant',
-              text: '',
-              contentType: 'tool_use',
-              visibility: 'visible',
-              ...withModel,
-            })
-            const call: ToolCallRecord = {
-              type: 'tool_call',
-              id: `${id}/call`,
-              messageId: id,
-              callId,
-              name: str(payload.name) ?? (payload.type === 'local_shell_call' ? 'local_shell' : ''),
-              input,
-              visibility: 'visible',
+          default: {
+            const type = str(payload.type) ?? ''
+            if (type.endsWith('_output')) {
+              const callId = str(payload.call_id) || 'unknown'
+              const call = calls.get(callId)
+              records.push({
+                type: 'tool_result',
+                id,
+                order: order++,
+                ...at,
+                callId,
+                ...(call ? { callRecordId: call.id, name: call.name } : {}),
+                ...outputOf(payload.output),
+                visibility: 'visible',
+              })
+            } else if (type.endsWith('_call')) {
+              const callId = str(payload.call_id) || str(payload.id) || id
+              const input =
+                type === 'function_call'
+                  ? parseArguments(payload.arguments)
+                  : type === 'custom_tool_call'
+                    ? ((payload.input ?? null) as Json)
+                    : ((payload.action ?? payload.arguments ?? null) as Json)
+              message({
+                id,
+                ...at,
+                role: 'assistant',
+                text: '',
+                contentType: 'tool_use',
+                visibility: 'visible',
+                ...withModel,
+              })
+              const call: ToolCallRecord = {
+                type: 'tool_call',
+                id: `${id}/call`,
+                messageId: id,
+                callId,
+                name:
+                  str(payload.name) ??
+                  (type === 'local_shell_call' ? 'local_shell' : type.slice(0, -'_call'.length)),
+                input,
+                visibility: 'visible',
+              }
+              calls.set(callId, call)
+              records.push(call)
+              if (!HANDLED_CALLS.has(type)) {
+                // Items the model ran on the server side (web search, tool search, …) carry
+                // their own status and no output item: settle them here.
+                const status = str(payload.status)
+                records.push({
+                  type: 'tool_result',
+                  id: `${id}/result`,
+                  order: order++,
+                  ...at,
+                  callId,
+                  callRecordId: call.id,
+                  name: call.name,
+                  output: status ?? 'completed',
+                  isError: status === 'failed' || status === 'incomplete',
+                  visibility: 'visible',
+                })
+              }
+            } else if (type !== '' && !OPAQUE_ITEMS.has(type)) {
+              skips.add(line, 'unknown_type')
             }
-            calls.set(callId, call)
-            records.push(call)
-            break
-          }
-          case 'function_call_output':
-          case 'custom_tool_call_output':
-          case 'local_shell_call_output': {
-            const callId = str(payload.call_id) || 'unknown'
-            const call = calls.get(callId)
-            records.push({
-              type: 'tool_result',
-              id,
-              order: order++,
-              ...at,
-              callId,
-              ...(call ? { callRecordId: call.id, name: call.name } : {}),
-              ...outputOf(payload.output),
-              visibility: 'visible',
-            })
-            break
           }
         }
         break
-      case 'compacted': {
-        const replaced: Visibility = 'inactive'
-        for (const record of records) {
-          if (record.type !== 'session' && record.visibility === 'visible') record.visibility = replaced
-        }
-        records.push({
-          type: 'summary',
-          id,
-          order: order++,
-          ...at,
-          source: 'compaction',
-          text: str(payload.message) ?? '',
-          visibility: 'visible',
-        })
+      case 'compacted':
+        compact(payload, id, at)
         break
-      }
-      // any other line type: a newer Codex wrote it; nothing we read depends on it
+      default:
+        // a newer Codex wrote it; nothing we read depends on it, but the report says so
+        skips.add(line, 'unknown_type')
     }
+  }
+  for (const record of records) {
+    if (record.type === 'tool_call') {
+      const thread = spawned.get(record.callId)
+      if (thread) record.agentSessionId = thread
+    }
+    if (record.type !== 'tool_result') continue
+    const exitCode = exitCodes.get(record.callId)
+    if (exitCode !== undefined && exitCode !== 0) record.isError = true
   }
 
   const firstPrompt = records.find(
@@ -334,15 +468,18 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
   )
   const fallbackId = `file-${stableHash(JSON.stringify(parsed.lines[0]?.value ?? {}))}`
   return [
-    sessionRecord({
-      id: sessionId || fallbackId,
-      provider: 'codex',
-      title: titleFrom(firstPrompt?.text) ?? 'Codex session',
-      cwd,
-      startedAt,
-      endedAt,
-      messageCount: countVisibleMessages(records),
-    }),
+    {
+      ...sessionRecord({
+        id: sessionId || fallbackId,
+        provider: 'codex',
+        title: titleFrom(firstPrompt?.text) ?? 'Codex session',
+        cwd,
+        startedAt,
+        endedAt,
+        messageCount: countVisibleMessages(records),
+      }),
+      ...(parentSessionId ? { parentSessionId } : {}),
+    },
     ...records,
   ]
 }

@@ -5,9 +5,9 @@
  *
  * Layouts recognized (anywhere inside the chosen folder):
  * - Pi: `sessions/--<cwd>--/<time>_<id>.jsonl`
- * - Claude Code: `projects/<project>/<session>.jsonl` (a sub-agent's own file, under
- *   `subagents/`, repeats its parent's session id and is left out: its lines are in the
- *   parent's file as sidechain entries)
+ * - Claude Code: `projects/<project>/<session>.jsonl`, and sub-agents' own files
+ *   (`agent-<id>.jsonl` beside it up to 2.0, `<session>/subagents/agent-<id>.jsonl` from 2.1):
+ *   each imports as a session of its own, linked to its parent, never in the parent's place
  * - Codex: `sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`
  * Any other `.jsonl` file is read and recognized by its content; other files are ignored.
  *
@@ -35,10 +35,7 @@ export function layoutFormat(path: string): Provider | null | undefined {
   if (/^rollout-.+\.jsonl$/.test(name)) return 'codex'
   if (/^--.*--$/.test(parent)) return 'pi'
   const projects = segments.lastIndexOf('projects')
-  if (projects >= 0 && projects < segments.length - 1) {
-    if (segments.includes('subagents')) return null
-    return 'claude'
-  }
+  if (projects >= 0 && projects < segments.length - 1) return 'claude'
   return undefined
 }
 
@@ -120,7 +117,7 @@ export async function importSessionFiles(
           format: parsed.format,
           sessionId,
           fingerprint,
-          ...(parsed.skippedLines > 0 ? { skippedLines: parsed.skippedLines } : {}),
+          ...(parsed.skippedLines > 0 ? { skippedLines: parsed.skippedLines, skipped: parsed.skipped } : {}),
         }
       }
     } catch (error) {

@@ -7,7 +7,7 @@
  */
 import { SessionlineError } from '../schema/errors'
 import type { TranscriptRecord } from '../schema/records'
-import type { Provider } from '../schema/session'
+import type { Provider, SkippedLines } from '../schema/session'
 import { parseClaudeSession } from './claude'
 import { parseCodexSession } from './codex'
 import { detectLinesFormat } from './detect'
@@ -27,8 +27,10 @@ export const importers = {
 export interface ParsedTranscript {
   format: Provider
   records: TranscriptRecord[]
-  /** Lines skipped as unreadable (malformed JSON, a truncated last line, over the line limit). */
+  /** Lines left out: unreadable (malformed JSON, a truncated last line, over the line limit) or unusable. */
   skippedLines: number
+  /** The same lines by reason, with the first few line numbers of each. */
+  skipped: SkippedLines[]
 }
 
 export interface ParseOptions {
@@ -47,7 +49,8 @@ export function parseLines(parsed: ParsedLines, options: ParseOptions = {}): Par
       { skippedLines: parsed.skipped },
     )
   }
-  return { format, records: importers[format](parsed), skippedLines: parsed.skipped }
+  const records = importers[format](parsed)
+  return { format, records, skippedLines: parsed.skips.count, skipped: parsed.skips.report() }
 }
 
 /**
@@ -66,4 +69,5 @@ export async function parseTranscriptBlob(blob: Blob, options: ParseOptions = {}
 export { assembleSessionDetail, type SessionDetail } from './assemble'
 export { detectFormat } from './detect'
 export { MAX_LINE_CHARS } from './jsonl'
+export { describeSkipped } from './skips'
 export { recordsToRows, type StoredTranscript } from './to-rows'

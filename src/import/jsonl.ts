@@ -9,6 +9,7 @@
  *   const fromFile = await readJsonLines(file) // streams the Blob in chunks
  */
 import { SessionlineError } from '../schema/errors'
+import { SkipLog } from './skips'
 import { isObject } from './util'
 
 /** Longest line read, in UTF-16 code units; longer lines are skipped as unreadable. */
@@ -26,18 +27,20 @@ export interface ParsedLines {
   lines: JsonLine[]
   /** Lines that were not empty and not a JSON object (or were too long). */
   skipped: number
+  /** Every line left out, by reason: the reader's here, and the adapters add theirs. */
+  skips: SkipLog
 }
 
 /** Collects lines one at a time; `parseJsonLines` and `readJsonLines` both feed it. */
 class LineCollector {
   readonly lines: JsonLine[] = []
-  skipped = 0
+  readonly skips = new SkipLog()
   private lineNo = 0
 
   push(text: string): void {
     this.lineNo++
     if (text.length > MAX_LINE_CHARS) {
-      this.skipped++
+      this.skips.add(this.lineNo, 'line_too_long')
       return
     }
     this.pushParsed(text)
@@ -46,23 +49,32 @@ class LineCollector {
   /** A line that was too long to keep: counted, never parsed. */
   pushOversized(): void {
     this.lineNo++
-    this.skipped++
+    this.skips.add(this.lineNo, 'line_too_long')
   }
 
   private pushParsed(text: string): void {
     const trimmed = text.trim()
     if (trimmed === '') return
+    let value: unknown
     try {
-      const value: unknown = JSON.parse(trimmed)
-      if (isObject(value)) this.lines.push({ line: this.lineNo, value })
-      else this.skipped++
+      value = JSON.parse(trimmed)
     } catch {
-      this.skipped++
+      this.skips.add(this.lineNo, 'malformed_json')
+      return
     }
+    if (isObject(value)) this.lines.push({ line: this.lineNo, value })
+    else this.skips.add(this.lineNo, 'not_an_object')
   }
 
   result(): ParsedLines {
-    return { lines: this.lines, skipped: this.skipped }
+    const skips = this.skips
+    return {
+      lines: this.lines,
+      skips,
+      get skipped() {
+        return skips.count
+      },
+    }
   }
 }
 

@@ -14,7 +14,11 @@
  *   summaries and custom messages on the path are sent too.
  *
  * Our rules on top: that context is `visible`, every other message `inactive`, a custom
- * message with `display: false` `hidden`. A parent id that names no entry makes an orphan root
+ * message with `display: false` `hidden`; a shell command run with `excludeFromContext`, and a
+ * hidden message off the path, are `excludedFromContext` (docs/decisions/0008). An assistant
+ * message that stopped `aborted` or with an `error` keeps its `errorMessage` as text and is
+ * `interrupted` or `error`. The title is the session's name, else its first user message in the
+ * file (as Pi's session list shows it), whatever a compaction later replaced. A parent id that names no entry makes an orphan root
  * (as in Pi); duplicate ids, a parent cycle or a leaf naming no entry fail the import. v1
  * entries get ids `v1-<n>` (n: 1-based among entries), so re-importing a file keeps them.
  * Tool results link to a call of an ancestor only (Pi reuses call ids across branches).
@@ -23,6 +27,7 @@
  */
 import type { Usage, Visibility } from '../schema/common'
 import { SessionlineError } from '../schema/errors'
+import type { Finish } from '../schema/events'
 import type {
   MessageRecord,
   OrderedRecord,
@@ -33,6 +38,7 @@ import type {
 } from '../schema/records'
 import type { JsonLine, JsonObject, ParsedLines } from './jsonl'
 import { transcriptOrder } from './order'
+import type { SkipLog } from './skips'
 import {
   asJson,
   count,
@@ -86,7 +92,11 @@ function readHeader(lines: readonly JsonLine[]): { header: JsonObject; version: 
 }
 
 /** The tree entries (header and `leaf` lines excluded) and the current leaf id. */
-function readTree(lines: readonly JsonLine[], version: number): { nodes: PiNode[]; leafId: string | null } {
+function readTree(
+  lines: readonly JsonLine[],
+  version: number,
+  skips?: SkipLog,
+): { nodes: PiNode[]; leafId: string | null } {
   const body = lines.slice(1).filter((l) => l.value.type !== 'session')
   const nodes: PiNode[] = []
   let leafId: string | null = null
@@ -123,7 +133,10 @@ function readTree(lines: readonly JsonLine[], version: number): { nodes: PiNode[
       if (typeof raw.targetId === 'string' || raw.targetId === null) leafId = raw.targetId
       continue
     }
-    if (typeof raw.id !== 'string' || raw.id === '') continue // no identity: skipped like a malformed line
+    if (typeof raw.id !== 'string' || raw.id === '') {
+      skips?.add(l.line, 'no_entry_id') // no identity: it cannot sit in the tree
+      continue
+    }
     const parentId = typeof raw.parentId === 'string' && raw.parentId !== '' ? raw.parentId : null
     nodes.push({ id: raw.id, parentId, type: String(raw.type), raw, line: l.line, pos: 0 })
     leafId = raw.id
@@ -231,12 +244,23 @@ function piUsage(value: unknown): Usage | undefined {
   return usage(count(value.input) + count(value.cacheRead) + count(value.cacheWrite), count(value.output))
 }
 
+/** Pi's `stopReason` as the engine's finish. */
+const PI_FINISH: Record<string, Finish | undefined> = {
+  stop: 'stop',
+  toolUse: 'tool-calls',
+  length: 'length',
+  aborted: 'aborted',
+  error: 'error',
+}
+
 interface Emit {
   key: string
   pos: number
   parentId: string | undefined
   timestamp: number | undefined
   visibility: (key: string, hidden?: boolean) => Visibility
+  /** Whether Pi sends the record of `key` to the model at the current leaf. */
+  inContext: (key: string) => boolean
   withUsage: boolean
 }
 
@@ -265,6 +289,12 @@ function messageRecords(message: JsonObject, at: Emit, out: TranscriptRecord[]):
         contentType: custom ? 'custom' : role === 'bashExecution' ? 'command' : 'text',
         visibility: at.visibility(at.key, custom && message.display === false),
         ...(custom ? { isMeta: true } : {}),
+        // Shown but never sent (a `!!` command), or never shown and off the path: either way
+        // not the model's context, which `visibility` alone cannot say (docs/decisions/0008).
+        ...((role === 'bashExecution' && message.excludeFromContext === true) ||
+        (custom && message.display === false && !at.inContext(at.key))
+          ? { excludedFromContext: true as const }
+          : {}),
       }
       out.push(record)
       return
@@ -275,17 +305,25 @@ function messageRecords(message: JsonObject, at: Emit, out: TranscriptRecord[]):
       const visibility = at.visibility(at.key)
       const used = at.withUsage ? piUsage(message.usage) : undefined
       const model = str(message.model)
+      const stop = str(message.stopReason)
+      const failed = stop === 'aborted' || stop === 'error'
+      // A failed call shows what Pi shows: whatever streamed, then the error it ended with.
+      const error = failed ? str(message.errorMessage)?.trim() : undefined
+      const text = [textOf(content), error].filter((t) => t !== undefined && t !== '').join('\n\n')
+      const finish = stop === undefined ? undefined : PI_FINISH[stop]
       out.push({
         type: 'message',
         ...base,
         ...parent,
         role: 'assistant',
-        text: textOf(content),
+        text,
         ...(reasoning ? { reasoning } : {}),
         contentType: 'text',
         visibility,
         ...(model ? { model } : {}),
         ...(used ? { usage: used } : {}),
+        ...(failed ? { status: stop === 'aborted' ? ('interrupted' as const) : ('error' as const) } : {}),
+        ...(finish ? { finish } : {}),
       })
       content.forEach((block, i) => {
         if (!isObject(block) || block.type !== 'toolCall' || typeof block.id !== 'string' || block.id === '')
@@ -383,7 +421,7 @@ function linkToolResults(
 
 export function parsePiSession(parsed: ParsedLines): TranscriptRecord[] {
   const { header, version } = readHeader(parsed.lines)
-  const { nodes, leafId } = readTree(parsed.lines, version)
+  const { nodes, leafId } = readTree(parsed.lines, version, parsed.skips)
   const byId = indexTree(nodes)
   if (leafId !== null && !byId.has(leafId)) fail(`the current leaf "${leafId}" names no entry`, { leafId })
   const path = pathTo(leafId, byId)
@@ -398,9 +436,13 @@ export function parsePiSession(parsed: ParsedLines): TranscriptRecord[] {
   let pos = 0
   let title: string | undefined
   let endedAt = toMillis(header.timestamp)
-  const emit = (key: string, at: Omit<Emit, 'key' | 'pos' | 'visibility'>, build: (e: Emit) => void) => {
+  const emit = (
+    key: string,
+    at: Omit<Emit, 'key' | 'pos' | 'visibility' | 'inContext'>,
+    build: (e: Emit) => void,
+  ) => {
     const before = records.length
-    build({ key, pos, visibility, ...at })
+    build({ key, pos, visibility, inContext: (k) => inContext.has(k), ...at })
     const made = records.slice(before)
     if (made.length > 0) {
       byKey.set(key, made)
@@ -462,9 +504,11 @@ export function parsePiSession(parsed: ParsedLines): TranscriptRecord[] {
   const ordered = order.flatMap((key) => byKey.get(key)!)
 
   const messages = ordered.filter((r): r is MessageRecord => r.type === 'message')
-  const firstPrompt =
-    messages.find((m) => m.visibility === 'visible' && m.role === 'user' && m.contentType === 'text') ??
-    messages.find((m) => m.role === 'user' && m.contentType === 'text')
+  // Pi's session list names a session by its first user message in the file, whatever came after.
+  const firstPrompt = records.find(
+    (r): r is MessageRecord =>
+      r.type === 'message' && r.role === 'user' && r.contentType === 'text' && r.text.trim() !== '',
+  )
   return [
     sessionRecord({
       id: header.id as string,

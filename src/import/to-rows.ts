@@ -9,9 +9,14 @@
  * - A tool result fills its call's tool part when its call is in the file and has the same
  *   visibility; otherwise it stands as its own assistant row (tool part with `input: null`). A
  *   call that never got a result is `interrupted`.
- * - Each visible human prompt (a user message of authored text, not meta, not a sub-agent's)
- *   opens the next turn; every row carries the number of the turn it falls in (0 before the
- *   first prompt). The outline lists those turns: prompt and the newest visible assistant text.
+ * - Each human prompt (a user message of authored text, not meta, not a sub-agent's, not one
+ *   steered into a running turn) opens the next turn, visible or superseded alike, numbered in
+ *   row order: superseded history keeps its turns. A visible row carries the turn of the
+ *   newest visible prompt before it, any other row that of the newest prompt (0 before the
+ *   first). The outline lists every turn (superseded ones marked `inactive`): its prompt and the
+ *   newest assistant text of the prompt's visibility in it.
+ * - A call names its sub-agent's session by engine id; a message's status, finish, delivery,
+ *   slash command and context exclusion carry over to its row.
  * - Usage totals add every row's usage, whatever its visibility: abandoned work still cost.
  *
  * @example
@@ -28,7 +33,7 @@ import {
   type ToolResultRecord,
   type TranscriptRecord,
 } from '../schema/records'
-import type { Provider, TurnOutlineEntry, UsageTotals } from '../schema/session'
+import type { ImportOrigin, Provider, SkippedLines, TurnOutlineEntry, UsageTotals } from '../schema/session'
 import { clampPrompt, clampResponse } from '../view/preview'
 import { stableHash } from './util'
 
@@ -49,13 +54,33 @@ export function importedSessionId(provider: Provider, fileSessionId: string): st
   return id.length <= MAX_ID ? id : `${provider}:${fileSessionId.slice(0, 180)}~${stableHash(fileSessionId)}`
 }
 
+/**
+ * What an imported session's origin says beyond the file itself: the parent session of a
+ * sub-agent's file (by engine id) and the lines the import left out.
+ */
+export function importedOriginFacts(
+  session: SessionRecord,
+  skipped: readonly SkippedLines[] = [],
+): Pick<ImportOrigin, 'parentSessionId' | 'agentId' | 'skipped'> {
+  return {
+    ...(session.parentSessionId
+      ? { parentSessionId: importedSessionId(session.provider, session.parentSessionId) }
+      : {}),
+    ...(session.agentId ? { agentId: session.agentId } : {}),
+    ...(skipped.length > 0 ? { skipped: skipped.map((s) => ({ ...s, lines: [...s.lines] })) } : {}),
+  }
+}
+
 const rowId = (sessionId: string, recordId: string) => {
   const id = `${sessionId}/${recordId}`
   return id.length <= MAX_ID ? id : `${id.slice(0, 200)}~${stableHash(id)}`
 }
 
-const isHumanPrompt = (m: MessageRecord) =>
+/** Text a person typed (a prompt, or a prompt steered into a running turn). */
+const isHumanText = (m: MessageRecord) =>
   m.role === 'user' && m.contentType === 'text' && m.isMeta !== true && m.sidechain !== true
+/** A prompt that starts a turn of its own. */
+const opensTurn = (m: MessageRecord) => isHumanText(m) && m.delivery !== 'steer' && m.visibility !== 'hidden'
 
 /** Reads the session record; refuses `delta` record sets, which describe only part of a file. */
 export function sessionRecordOf(records: readonly TranscriptRecord[]): SessionRecord {
@@ -84,7 +109,9 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
 
   const rows: SessionMessage[] = []
   const toolParts = new Map<string, { row: SessionMessage; index: number }>()
-  let turn = 0
+  let turns = 0
+  let visibleTurn = 0
+  let anyTurn = 0
   let clock = session.startedAt ?? 0
   let pendingReasoning: MessageRecord | undefined
 
@@ -97,7 +124,7 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
       id: rowId(sessionId, record.id),
       sessionId,
       seq: rows.length + 1,
-      turn,
+      turn: record.visibility === 'visible' ? visibleTurn : anyTurn,
       status: 'complete',
       visibility: record.visibility,
       createdAt: clock,
@@ -109,7 +136,10 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
   }
 
   const pushMessage = (m: MessageRecord, reasoningFrom?: MessageRecord) => {
-    if (m.visibility === 'visible' && isHumanPrompt(m)) turn++
+    if (opensTurn(m)) {
+      anyTurn = ++turns
+      if (m.visibility === 'visible') visibleTurn = turns
+    }
     const parts: MessagePart[] = []
     const reasoning = [reasoningFrom?.reasoning, m.reasoning].filter((t): t is string => !!t).join('\n')
     if (reasoning) parts.push({ type: 'reasoning', text: reasoning })
@@ -122,6 +152,9 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
         name: call.name,
         input: call.input,
         state: 'interrupted',
+        ...(call.agentSessionId
+          ? { agentSessionId: importedSessionId(session.provider, call.agentSessionId) }
+          : {}),
       })
     }
     const used = reasoningFrom?.usage ?? m.usage
@@ -130,7 +163,12 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
       role: m.role,
       parts,
       ...(used ? { usage: used } : {}),
-      ...(m.role === 'user' ? { source: isHumanPrompt(m) ? 'user' : 'synthetic' } : {}),
+      ...(m.role === 'user' ? { source: isHumanText(m) ? 'user' : 'synthetic' } : {}),
+      ...(m.status ? { status: m.status } : {}),
+      ...(m.finish ? { finish: m.finish } : {}),
+      ...(m.delivery ? { delivery: m.delivery } : {}),
+      ...(m.command ? { command: { ...m.command } } : {}),
+      ...(m.excludedFromContext ? { excludedFromContext: true as const } : {}),
       ...(m.model ? { model: m.model } : {}),
       ...(agentId ? { agentId } : {}),
       ...(m.isMeta ? { isMeta: true } : {}),
@@ -216,27 +254,36 @@ const textOfRow = (row: SessionMessage) =>
     .map((p) => p.text)
     .join('\n')
 
-/** The turn outline of stored rows: one entry per visible human prompt, with the turn's newest visible answer. */
+/**
+ * The turn outline of stored rows: one entry per turn (superseded ones marked `inactive`), with
+ * the turn's prompt and its newest answer of the same visibility. Only `visible` and `inactive`
+ * rows speak; `includeInactive` readers filter on `visibility`.
+ */
 export function rowsOutline(rows: readonly SessionMessage[]): TurnOutlineEntry[] {
   const entries: TurnOutlineEntry[] = []
-  let response: string | undefined
-  const commit = () => {
-    const last = entries.at(-1)
-    if (last && response !== undefined) last.response = clampResponse(response)
-    response = undefined
-  }
+  const byTurn = new Map<number, { entry: TurnOutlineEntry; visibility: string; response?: string }>()
   for (const row of rows) {
-    if (row.visibility !== 'visible' || row.turn === 0) continue
-    const last = entries.at(-1)
-    if (row.role === 'user' && row.source === 'user' && (last === undefined || row.turn > last.turn)) {
-      commit()
-      entries.push({ turn: row.turn, seq: row.seq, prompt: clampPrompt(textOfRow(row)), response: '' })
-    } else if (row.role === 'assistant' && last !== undefined && row.turn === last.turn) {
+    if (row.turn === 0 || row.visibility === 'hidden') continue
+    const open = byTurn.get(row.turn)
+    if (open === undefined) {
+      if (row.role !== 'user' || row.source !== 'user') continue
+      const entry: TurnOutlineEntry = {
+        turn: row.turn,
+        seq: row.seq,
+        prompt: clampPrompt(textOfRow(row)),
+        response: '',
+        ...(row.visibility === 'inactive' ? { visibility: 'inactive' as const } : {}),
+      }
+      entries.push(entry)
+      byTurn.set(row.turn, { entry, visibility: row.visibility })
+    } else if (row.role === 'assistant' && row.visibility === open.visibility) {
       const text = textOfRow(row)
-      if (text !== '') response = text
+      if (text !== '') open.response = text
     }
   }
-  commit()
+  for (const { entry, response } of byTurn.values()) {
+    if (response !== undefined) entry.response = clampResponse(response)
+  }
   return entries
 }
 

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod'
 import { SerializedError } from './errors'
-import { FileFingerprint, Provider } from './session'
+import { FileFingerprint, Provider, SkippedLines } from './session'
 
 const isBlob = (value: unknown): value is Blob => typeof Blob !== 'undefined' && value instanceof Blob
 
@@ -46,8 +46,10 @@ export const FileImportReport = z.strictObject({
   format: Provider.optional(),
   sessionId: z.string().optional(),
   fingerprint: FileFingerprint.optional(),
-  /** Lines skipped as unreadable (malformed JSON, over the line limit). */
+  /** Lines the import left out (unreadable, duplicate, unknown), in all. */
   skippedLines: z.number().int().nonnegative().optional(),
+  /** The same lines by reason, with the first few line numbers of each. */
+  skipped: z.array(SkippedLines).optional(),
   error: SerializedError.optional(),
 })
 export type FileImportReport = z.infer<typeof FileImportReport>

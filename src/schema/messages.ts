@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { Id, Json, MessageSource, Seq, StepNumber, Timestamp, Usage, Visibility } from './common'
+import { Delivery, Id, Json, MessageSource, Seq, StepNumber, Timestamp, Usage, Visibility } from './common'
 import { Finish } from './events'
 
 export const TextPart = z.strictObject({ type: z.literal('text'), text: z.string() })
@@ -15,6 +15,8 @@ export const ToolPart = z.strictObject({
   output: Json.optional(),
   isError: z.boolean().optional(),
   state: ToolState,
+  /** Imported: the session of the sub-agent this call ran. */
+  agentSessionId: Id.optional(),
 })
 export const MessagePart = z.discriminatedUnion('type', [TextPart, ReasoningPart, ToolPart])
 export type TextPart = z.infer<typeof TextPart>
@@ -55,5 +57,11 @@ export const SessionMessage = z.strictObject({
   agentId: z.string().optional(),
   isMeta: z.boolean().optional(),
   parentId: z.string().optional(),
+  /** Imported user rows: how the prompt reached the model (`steer`: typed while it worked). */
+  delivery: Delivery.optional(),
+  /** Imported: a slash command the user ran, by name and arguments. */
+  command: z.strictObject({ name: z.string(), args: z.string() }).optional(),
+  /** Imported: shown to the user but never sent to the model (docs/decisions/0008). */
+  excludedFromContext: z.literal(true).optional(),
 })
 export type SessionMessage = z.infer<typeof SessionMessage>

@@ -12,7 +12,8 @@
  *   records.filter((r) => r.type === 'message' && r.visibility === 'visible')
  */
 import { z } from 'zod'
-import { Id, Json, Timestamp, Usage, Visibility } from './common'
+import { Delivery, Id, Json, Timestamp, Usage, Visibility } from './common'
+import { Finish } from './events'
 import { Provider } from './session'
 
 /** `total`: the records describe the whole file. `delta`: only what was appended since a previous import. */
@@ -35,6 +36,9 @@ export const SessionRecord = z.strictObject({
   countMode: CountMode,
   /** The file format's own version, when it has one (Pi: 1, 2 or 3). */
   formatVersion: z.number().int().optional(),
+  /** A sub-agent's own file: the file session id of its parent session, and the agent's id. */
+  parentSessionId: Id.optional(),
+  agentId: z.string().optional(),
 })
 export type SessionRecord = z.infer<typeof SessionRecord>
 
@@ -42,9 +46,18 @@ export type SessionRecord = z.infer<typeof SessionRecord>
  * What a message carries: `text` (authored text), `reasoning` (reasoning only, grouped with the
  * next assistant message on assembly), `tool_use` (an assistant step that only calls tools),
  * `custom` (injected by an extension), `command` (a shell command and its output run by the
- * user), `usage` (no content: holds the usage of a model call the file reports on its own).
+ * user), `slash_command` (a slash command the user ran: see `command`), `usage` (no content:
+ * holds the usage of a model call the file reports on its own).
  */
-export const ContentType = z.enum(['text', 'reasoning', 'tool_use', 'custom', 'command', 'usage'])
+export const ContentType = z.enum([
+  'text',
+  'reasoning',
+  'tool_use',
+  'custom',
+  'command',
+  'slash_command',
+  'usage',
+])
 export type ContentType = z.infer<typeof ContentType>
 
 export const RecordRole = z.enum(['user', 'assistant', 'system'])
@@ -70,6 +83,16 @@ export const MessageRecord = z.strictObject({
   agentId: z.string().optional(),
   /** The model call that produced this message; `input` includes cached input. */
   usage: Usage.optional(),
+  /** An assistant message that did not complete: cut off (`interrupted`) or failed (`error`). */
+  status: z.enum(['interrupted', 'error']).optional(),
+  /** How the model call ended, when the file says. */
+  finish: Finish.optional(),
+  /** A prompt typed while the model worked and delivered into the running turn. */
+  delivery: Delivery.optional(),
+  /** A slash command: its name (with the slash) and arguments. */
+  command: z.strictObject({ name: z.string(), args: z.string() }).optional(),
+  /** Shown to the user, never sent to the model (Pi `excludeFromContext`). */
+  excludedFromContext: z.literal(true).optional(),
 })
 export type MessageRecord = z.infer<typeof MessageRecord>
 
@@ -83,6 +106,8 @@ export const ToolCallRecord = z.strictObject({
   name: z.string(),
   input: Json,
   visibility: Visibility,
+  /** The file session id of the sub-agent this call ran (see `SessionRecord.parentSessionId`). */
+  agentSessionId: Id.optional(),
 })
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>
 

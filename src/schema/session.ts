@@ -13,6 +13,30 @@ export const FileFingerprint = z.strictObject({
 })
 export type FileFingerprint = z.infer<typeof FileFingerprint>
 
+/**
+ * Why lines of a file were left out of an import: not JSON, JSON but not an object, longer than
+ * the line limit, an entry repeating one already read, an entry without the id its format needs,
+ * a line type the importer does not know, or an entry with nothing to show.
+ */
+export const SkipReason = z.enum([
+  'malformed_json',
+  'not_an_object',
+  'line_too_long',
+  'duplicate_entry',
+  'no_entry_id',
+  'unknown_type',
+  'empty_entry',
+])
+export type SkipReason = z.infer<typeof SkipReason>
+
+/** Lines skipped for one reason: how many, and the first few line numbers (1-based). */
+export const SkippedLines = z.strictObject({
+  reason: SkipReason,
+  count: z.number().int().positive(),
+  lines: z.array(z.number().int().positive()).max(5),
+})
+export type SkippedLines = z.infer<typeof SkippedLines>
+
 /** Where an imported session came from; `key` (provider + the file's session identity) makes re-imports update in place. */
 export const ImportOrigin = z.strictObject({
   provider: Provider,
@@ -23,6 +47,11 @@ export const ImportOrigin = z.strictObject({
   cwd: z.string().optional(),
   startedAt: Timestamp.optional(),
   endedAt: Timestamp.optional(),
+  /** A sub-agent's session: the engine id of the session whose agent ran it, and the agent's id. */
+  parentSessionId: Id.optional(),
+  agentId: z.string().optional(),
+  /** Lines of the file the import left out, by reason (absent: none). */
+  skipped: z.array(SkippedLines).optional(),
 })
 export type ImportOrigin = z.infer<typeof ImportOrigin>
 
@@ -52,6 +81,8 @@ export const TurnOutlineEntry = z.strictObject({
   seq: Seq,
   prompt: z.string(),
   response: z.string(),
+  /** `inactive`: a superseded turn (before a compaction, on an abandoned branch); absent: visible. */
+  visibility: z.literal('inactive').optional(),
 })
 export type TurnOutlineEntry = z.infer<typeof TurnOutlineEntry>
 

@@ -24,6 +24,8 @@ export interface ImportedSession {
   session: SessionRecord
   rows: readonly SessionMessage[]
   folds: Folds
+  /** What the origin says besides the file: sub-agent links, lines the import left out. */
+  originFacts?: Pick<ImportOrigin, 'parentSessionId' | 'agentId' | 'skipped'>
 }
 
 export interface ImportedWrite {
@@ -73,6 +75,7 @@ export async function writeImportedSession(
       ...(session.cwd ? { cwd: session.cwd } : {}),
       ...(session.startedAt === undefined ? {} : { startedAt: session.startedAt }),
       ...(session.endedAt === undefined ? {} : { endedAt: session.endedAt }),
+      ...stored.originFacts,
     }
     const row: SessionRow = {
       id: sessionId,

@@ -139,6 +139,10 @@ describe('importing a sessions folder in Chromium', () => {
           .sort(),
       )
       expect(first.lines[0]).toMatchObject({ status: 'failed', path: expect.stringContaining('_v4.jsonl') })
+      // nothing skipped silently: the rollout's unknown line 14 is in its report line
+      expect(first.lines.find((line) => line.path === `agent-sessions/${CHANGED}`)?.reason).toBe(
+        '1 line skipped: 1 of an unknown type (line 14)',
+      )
       expect(first.lines[0]!.reason.length).toBeGreaterThan(10)
       const progress = await page.evaluate(
         () => (window as unknown as { progressSeen: string[] }).progressSeen,
@@ -152,7 +156,7 @@ describe('importing a sessions folder in Chromium', () => {
       for (const title of [
         'Write a hello world function',
         'List the synthetic files.',
-        'Now update the docs',
+        'Rename the config loader', // the tree's first user message, as Pi's session list shows it
       ]) {
         expect(await page.locator('.sessions__title', { hasText: title }).count()).toBe(1)
       }
@@ -160,7 +164,7 @@ describe('importing a sessions folder in Chromium', () => {
 
       // A report line opens its session.
       await page.click('.folder-report__item[data-path$="fx-tree-v3.jsonl"] .folder-report__main')
-      await page.waitForSelector('.sessions__open[aria-current] >> text=Now update the docs')
+      await page.waitForSelector('.sessions__open[aria-current] >> text=Rename the config loader')
       await page.waitForSelector('.transcript__rows > .row')
 
       // The same folder again: nothing to do.

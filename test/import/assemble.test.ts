@@ -125,7 +125,8 @@ describe('layoutFormat', () => {
   test.each([
     ['home/.pi/agent/sessions/--home-me-app--/2026-01-01T00-00-00_abc.jsonl', 'pi'],
     ['home/.claude/projects/-home-me-app/0b1c.jsonl', 'claude'],
-    ['home/.claude/projects/-home-me-app/0b1c/subagents/agent-a1.jsonl', null],
+    ['home/.claude/projects/-home-me-app/0b1c/subagents/agent-a1.jsonl', 'claude'],
+    ['home/.claude/projects/-home-me-app/agent-a1.jsonl', 'claude'],
     ['home/.codex/sessions/2026/01/02/rollout-2026-01-02T03-04-05-uuid.jsonl', 'codex'],
     ['downloads/export.jsonl', undefined],
     ['downloads/readme.md', null],

@@ -137,19 +137,32 @@ describe('Codex', () => {
     expect(messages(text).map((m) => m.usage?.input)).toEqual([undefined, 100, 200])
   })
 
-  test('a compaction makes earlier history inactive and its summary visible', () => {
+  test('a compaction without replacement history keeps the user messages, supersedes the rest and shows its summary', () => {
+    // Codex rebuilds such a context from the user's messages and the summary.
     const text = jsonl(
       meta,
       line('event_msg', { type: 'user_message', message: 'old' }),
+      line('event_msg', { type: 'agent_message', message: 'old answer' }),
       line('compacted', { message: 'summary of old' }, 1),
       line('event_msg', { type: 'user_message', message: 'new' }, 2),
     )
     const detail = assembleSessionDetail(parseTranscript(text).records, { includeInactive: true })
     expect(detail.messages.map((m) => [m.role, m.visibility])).toEqual([
-      ['user', 'inactive'],
+      ['user', 'visible'],
+      ['assistant', 'inactive'],
       ['summary', 'visible'],
       ['user', 'visible'],
     ])
+  })
+
+  test('a compaction with an empty message writes no summary row', () => {
+    const text = jsonl(
+      meta,
+      line('event_msg', { type: 'user_message', message: 'old' }),
+      line('compacted', { message: '', replacement_history: [] }, 1),
+    )
+    const detail = assembleSessionDetail(parseTranscript(text).records, { includeInactive: true })
+    expect(detail.messages.map((m) => [m.role, m.visibility])).toEqual([['user', 'inactive']])
   })
 
   test('reasoning keeps its summary, never the encrypted content', () => {

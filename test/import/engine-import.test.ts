@@ -54,7 +54,11 @@ async function sessionCount(dbName: string) {
   }
 }
 
-const fixtureFiles = [...listJsonl(sharedTranscripts), ...listJsonl(path.join(ownFixtures, 'pi'))]
+const fixtureFiles = [
+  ...listJsonl(sharedTranscripts),
+  ...listJsonl(path.join(ownFixtures, 'pi')),
+  ...listJsonl(path.join(ownFixtures, 'written')),
+]
 
 async function expectRoundTrip(engine: Engine, dbName: string, text: string, name: string) {
   const { records } = parseTranscript(text)
@@ -68,7 +72,10 @@ async function expectRoundTrip(engine: Engine, dbName: string, text: string, nam
     expect(page.messages).toEqual(fresh.messages)
   }
   const detail = assembleSessionDetail(records)
-  expect(await engine.projection(info.id, 'turnOutline')).toEqual(detail.outline)
+  // the stored outline holds superseded turns too (marked inactive); readers filter them
+  expect(await engine.projection(info.id, 'turnOutline')).toEqual(
+    assembleSessionDetail(records, { includeInactive: true }).outline,
+  )
   expect(await engine.projection(info.id, 'usage')).toEqual(detail.usage)
   return info
 }
@@ -164,7 +171,7 @@ describe('importTranscript', () => {
       stop()
     }
     const outline = await engine.projection(info.id, 'turnOutline')
-    expect(outline[0]?.response).toBe('Docs updated again.')
+    expect(outline.find((e) => e.visibility !== 'inactive')?.response).toBe('Docs updated again.')
   })
 
   test.each([
@@ -222,6 +229,7 @@ describe('importTranscript', () => {
 
 describe('importFiles', () => {
   const read = (...p: string[]) => readFileSync(path.join(...p))
+  const showcase = 'claude/claude-code-log__minimal_showcase/55550000-0000-4000-8000-000000000001'
   const folder = () => [
     {
       path: '.pi/agent/sessions/--work-app--/2026-02-01T10-00-00_fx-tree-v3.jsonl',
@@ -232,8 +240,8 @@ describe('importFiles', () => {
       file: new Blob([read(sharedTranscripts, 'claude/claude-code-log__dag_compact_after_rewind.jsonl')]),
     },
     {
-      path: '.claude/projects/-tmp/s1/subagents/agent-1.jsonl',
-      file: new Blob([read(sharedTranscripts, 'claude/claude-code-log__sidechain_integrated.jsonl')]),
+      path: '.claude/projects/-tmp/s1/subagents/agent-showcol1.jsonl',
+      file: new Blob([read(sharedTranscripts, showcase, 'subagents/agent-showcol1.jsonl')]),
     },
     {
       path: '.codex/sessions/2026/01/02/rollout-2026-01-02T03-04-05-11111111.jsonl',
@@ -257,20 +265,27 @@ describe('importFiles', () => {
     const summary = (r: FileImportReport) => [r.path.split('/').at(-1), r.status, r.format ?? r.error?.code]
     expect(reports.map(summary)).toEqual([
       ['s1.jsonl', 'imported', 'claude'],
+      ['agent-showcol1.jsonl', 'imported', 'claude'],
       ['rollout-2026-01-02T03-04-05-11111111.jsonl', 'imported', 'codex'],
       ['2026-02-01T10-00-00_fx-tree-v3.jsonl', 'imported', 'pi'],
       ['broken.jsonl', 'failed', 'invalid_input'],
     ])
     expect(progress.map(([done, total]) => [done, total])).toEqual([
-      [1, 4],
-      [2, 4],
-      [3, 4],
-      [4, 4],
+      [1, 5],
+      [2, 5],
+      [3, 5],
+      [4, 5],
+      [5, 5],
     ])
     expect(
       reports.every((r) => r.status === 'failed' || /^[0-9a-f]{64}$/.test(r.fingerprint?.sha256 ?? '')),
     ).toBe(true)
-    expect(await engine.listSessions()).toHaveLength(3)
+    expect(await engine.listSessions()).toHaveLength(4)
+    // the rollout's unknown line is reported, with its number
+    expect(reports[2]).toMatchObject({
+      skippedLines: 1,
+      skipped: [{ reason: 'unknown_type', count: 1, lines: [14] }],
+    })
   })
 
   test('a second import skips unchanged files and updates changed ones', async () => {
@@ -282,8 +297,8 @@ describe('importFiles', () => {
       `${JSON.stringify({ type: 'user', uuid: 'later', parentUuid: 'p1a', sessionId: 's1', timestamp: '2025-07-01T11:00:00.000Z', message: { role: 'user', content: 'one more' } })}\n`,
     ])
     const reports = await engine.importFiles(changed)
-    expect(reports.map((r) => r.status)).toEqual(['updated', 'unchanged', 'unchanged', 'failed'])
-    expect(await engine.listSessions()).toHaveLength(3)
+    expect(reports.map((r) => r.status)).toEqual(['updated', 'unchanged', 'unchanged', 'unchanged', 'failed'])
+    expect(await engine.listSessions()).toHaveLength(4)
     expect((await engine.getSession('claude:s1'))?.headSeq).toBe(12)
   })
 })

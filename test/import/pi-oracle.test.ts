@@ -19,7 +19,7 @@ function ordered(text: string): OrderedRecord[] {
 }
 
 describe('Pi adapter against the reference context algorithm', () => {
-  test(`visible records equal the reference context, in order, on ${RUNS} generated trees`, () => {
+  test(`shown records and the model's context each equal the reference, in order, on ${RUNS} generated trees`, () => {
     const seen = new Set<string>()
     fc.assert(
       fc.property(piScriptArb, (script) => {
@@ -33,6 +33,19 @@ describe('Pi adapter against the reference context algorithm', () => {
         const hidden = records.filter((r) => r.visibility === 'hidden').map((r) => r.id)
         expect(new Set(hidden)).toEqual(built.hidden)
         for (const m of context.filter((c) => c.hidden)) expect(built.hidden.has(m.key)).toBe(true)
+        // what the model is given: every record in the context (shown or hidden) but the shell
+        // commands kept out of it; those are shown like any other message of the path
+        const modelContext = records
+          .filter((r) => r.visibility !== 'inactive' && !(r.type === 'message' && r.excludedFromContext))
+          .map((r) => r.id)
+        expect(modelContext).toEqual(context.filter((m) => !m.excluded).map((m) => m.key))
+        const excludedShown = records.filter(
+          (r) => r.type === 'message' && r.excludedFromContext && r.visibility !== 'hidden',
+        )
+        expect(new Set(excludedShown.map((r) => r.id))).toEqual(built.excluded)
+        for (const m of context.filter((c) => c.excluded)) {
+          expect(records.find((r) => r.id === m.key)?.visibility).toBe('visible')
+        }
         // the rest is superseded history
         const inContext = new Set(context.map((m) => m.key))
         for (const r of records) {
@@ -53,6 +66,7 @@ describe('Pi adapter against the reference context algorithm', () => {
       'mixedCompactions',
       'orphan',
       'hiddenCustom',
+      'excludedBash',
       'toolCall',
       'garbage',
     ]) {

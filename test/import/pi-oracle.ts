@@ -15,6 +15,9 @@
  *    entries after it.
  * 6. A sent entry is a message if it is a `message`, a `custom_message`, a `branch_summary`
  *    with a summary, or that last compaction.
+ * 7. Of those, a custom message with `display: false` is never shown (but given to the model),
+ *    and a `bashExecution` with `excludeFromContext` is shown but never given to the model
+ *    (Pi's `convertToLlm` drops it).
  */
 type Entry = Record<string, unknown>
 
@@ -23,6 +26,8 @@ export interface OracleMessage {
   key: string
   /** A custom message with `display: false`: sent to the model, never shown. */
   hidden: boolean
+  /** A shell command run with `excludeFromContext`: shown, never sent to the model. */
+  excluded: boolean
 }
 
 function readLines(text: string): Entry[] {
@@ -56,6 +61,7 @@ export function piContext(text: string): OracleMessage[] {
     }
   }
 
+  const isExcluded = (m: Entry) => m.role === 'bashExecution' && m.excludeFromContext === true
   const isCustom = (role: unknown) => role === 'custom' || (version < 3 && role === 'hookMessage')
 
   let leaf: string | null = null
@@ -102,18 +108,22 @@ export function piContext(text: string): OracleMessage[] {
     const id = e.id as string
     if (e.type === 'compaction') {
       if (e !== path[last]) continue // only the last compaction speaks
-      context.push({ key: id, hidden: false })
+      context.push({ key: id, hidden: false, excluded: false })
       const tail = Array.isArray(e.retainedTail) ? (e.retainedTail as Entry[]) : []
       tail.forEach((m, i) => {
-        context.push({ key: `${id}#tail${i}`, hidden: isCustom(m.role) && m.display === false })
+        context.push({
+          key: `${id}#tail${i}`,
+          hidden: isCustom(m.role) && m.display === false,
+          excluded: isExcluded(m),
+        })
       })
     } else if (e.type === 'message') {
       const m = e.message as Entry
-      context.push({ key: id, hidden: isCustom(m.role) && m.display === false })
+      context.push({ key: id, hidden: isCustom(m.role) && m.display === false, excluded: isExcluded(m) })
     } else if (e.type === 'custom_message') {
-      context.push({ key: id, hidden: e.display === false })
+      context.push({ key: id, hidden: e.display === false, excluded: false })
     } else if (e.type === 'branch_summary' && e.summary) {
-      context.push({ key: id, hidden: false })
+      context.push({ key: id, hidden: false, excluded: false })
     }
   }
   return context

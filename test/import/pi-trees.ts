@@ -4,7 +4,8 @@
  * algorithm has to get right: branches (with and without a branch summary, empty summaries
  * included), durable `leaf` lines (to an entry or `null`), both compaction forms
  * (`firstKeptEntryId`, sometimes naming nothing on the path, and `retainedTail`), tool call ids
- * reused across branches, hidden custom messages, orphan roots and unreadable lines.
+ * reused across branches, hidden custom messages, user shell commands kept out of the context
+ * (`excludeFromContext`), orphan roots and unreadable lines.
  *
  * The builder also works out, independently of the adapter, what the file's usage totals and
  * hidden messages must be.
@@ -19,6 +20,7 @@ export type PiOp =
   | { kind: 'assistant'; calls: number[]; thinking: boolean; usage: [number, number, number, number] }
   | { kind: 'toolResult'; call: number; error: boolean }
   | { kind: 'custom'; display: boolean; asEntry: boolean }
+  | { kind: 'bash'; excluded: boolean }
   | { kind: 'branch'; target: number; summary: 'none' | 'text' | 'empty'; usage: boolean }
   | { kind: 'leaf'; target: number | null }
   | { kind: 'compact'; form: 'legacy' | 'tail'; keep: number; bogus: boolean; usage: boolean }
@@ -50,6 +52,10 @@ export const piOpArb: fc.Arbitrary<PiOp> = fc.oneof(
       display: fc.boolean(),
       asEntry: fc.boolean(),
     }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('bash' as const), excluded: fc.boolean() }),
   },
   {
     weight: 3,
@@ -92,6 +98,8 @@ export interface BuiltPiFile {
   usage: { input: number; output: number; calls: number }
   /** Keys of every display:false custom message, tail copies included. */
   hidden: Set<string>
+  /** Keys of every `excludeFromContext` shell command, tail copies included. */
+  excluded: Set<string>
   /** What the script exercised, to check the generator covers the cases. */
   features: Set<string>
 }
@@ -112,6 +120,7 @@ export function buildPiFile(script: { version: 2 | 3; ops: readonly PiOp[] }): B
   const entries: Entry[] = []
   const byId = new Map<string, Entry>()
   const hidden = new Set<string>()
+  const excluded = new Set<string>()
   const features = new Set<string>()
   /** The compaction forms written so far: a file with both checks that only the last one counts. */
   const compactions = new Set<string>()
@@ -287,12 +296,34 @@ export function buildPiFile(script: { version: 2 | 3; ops: readonly PiOp[] }): B
           tail.forEach((m, i) => {
             if ((m.role === 'custom' || m.role === 'hookMessage') && m.display === false)
               hidden.add(`${compaction.id}#tail${i}`)
+            if (m.role === 'bashExecution' && m.excludeFromContext === true)
+              excluded.add(`${compaction.id}#tail${i}`)
           })
           features.add(tail.length > 0 ? 'tailCompaction' : 'emptyTailCompaction')
         }
         if (op.usage) addUsage(u)
         compactions.add(op.form)
         if (compactions.size === 2) features.add('mixedCompactions')
+        break
+      }
+      case 'bash': {
+        const entry = append({
+          type: 'message',
+          message: {
+            role: 'bashExecution',
+            command: 'ls',
+            output: 'a.txt',
+            exitCode: 0,
+            cancelled: false,
+            truncated: false,
+            ...(op.excluded ? { excludeFromContext: true } : {}),
+            timestamp: BASE + counter,
+          },
+        })
+        if (op.excluded) {
+          excluded.add(entry.id)
+          features.add('excludedBash')
+        }
         break
       }
       case 'orphan':
@@ -312,5 +343,5 @@ export function buildPiFile(script: { version: 2 | 3; ops: readonly PiOp[] }): B
         break
     }
   }
-  return { text: `${lines.join('\n')}\n`, usage, hidden, features }
+  return { text: `${lines.join('\n')}\n`, usage, hidden, excluded, features }
 }
