@@ -58,7 +58,7 @@ const LONG_RUNS = 1
  * "no row holds the id of a pending input" and "no two events create a row under one id" under
  * it; set it to true once the engine refuses those appends with `conflict`.
  */
-const REUSE_IDS_ACROSS_INPUTS_AND_ROWS = false
+const REUSE_IDS_ACROSS_INPUTS_AND_ROWS = true
 
 /**
  * Other sessions a `browse` reads: more than the session cache keeps (64), so a `rewatch` on the
