@@ -50,7 +50,12 @@ function writeParsed(
 ): Promise<ImportedWrite> {
   const stored = recordsToRows(parsed.records)
   const originFacts = importedOriginFacts(stored.session, parsed.skipped)
-  return writeImportedSession(db, { ...stored, folds: importedFoldStates(stored.rows), originFacts }, file, at)
+  return writeImportedSession(
+    db,
+    { ...stored, folds: importedFoldStates(stored.rows), originFacts },
+    file,
+    at,
+  )
 }
 
 const encoder = new TextEncoder()

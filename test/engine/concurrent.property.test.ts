@@ -50,13 +50,11 @@ const SHORT_RUNS = 10
 const LONG_RUNS = 1
 
 /**
- * Known defect: an id belongs to one thing, across all sessions, and today an append can still
- * create a row under the id of a pending input or create one row twice. When true,
- * the generators reuse one pool of ids for inputs AND rows (assistant messages, synthetic inputs)
- * in both sessions, and may create two rows under one id in one append (when false, a pool id
- * still recurs across appends and sessions, but creates at most one row per append). Today's engine breaks
- * "no row holds the id of a pending input" and "no two events create a row under one id" under
- * it; set it to true once the engine refuses those appends with `conflict`.
+ * An id belongs to one thing, across all sessions: the generators reuse one pool of ids for
+ * inputs AND rows (assistant messages, synthetic inputs) in both sessions, and may create two
+ * rows under one id in one append. The engine must refuse every such append with `conflict`
+ * ("no row holds the id of a pending input", "no two events create a row under one id"); the
+ * engine before issue 10's fixes accepted them, which this test found.
  */
 const REUSE_IDS_ACROSS_INPUTS_AND_ROWS = true
 
