@@ -16,7 +16,7 @@ import { z } from 'zod'
 import { selectForPromotion } from '../core/pending'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
-import { SessionEvent } from '../schema/events'
+import { AppendEvents, type SessionEvent } from '../schema/events'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { ProviderConfig } from '../schema/provider'
@@ -70,7 +70,6 @@ export interface EngineOptions extends DbOptions {
   broadcast?: boolean
 }
 
-const SessionEvents = z.array(SessionEvent).max(10_000)
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
 
 export function createEngine(options: EngineOptions = {}): Engine {
@@ -369,7 +368,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     append: guard('append', async (sessionId, events) => {
       const id = sessionIdOf(sessionId)
-      const parsed = parseOrThrow(SessionEvents, events, 'events', ['events'])
+      const parsed = parseOrThrow(AppendEvents, events, 'events', ['events'])
       const created = parsed.findIndex((e) => e.type === 'session/created')
       if (created >= 0) {
         throw new SessionlineError(
@@ -475,9 +474,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       await importedChanged(written)
       return written.session
     }),
-    importFiles: guard('importFiles', (files, onProgress) =>
-      importFilesInto(db, files, { now, onProgress, onWritten: (written) => void importedChanged(written) }),
-    ),
+    importFiles: guard('importFiles', async (files, onProgress) => {
+      if (onProgress !== undefined && typeof onProgress !== 'function')
+        throw new SessionlineError('invalid_input', 'importFiles: onProgress must be a function')
+      return importFilesInto(db, files, {
+        now,
+        onProgress,
+        onWritten: (written) => void importedChanged(written),
+      })
+    }),
 
     close: async () => {
       if (closed) return
