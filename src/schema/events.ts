@@ -91,7 +91,8 @@ export function appendSize(events: readonly SessionEvent[]): number {
   let size = 0
   for (const e of events) {
     if (e.type === 'user/message') size += e.data.text.length
-    else if (e.type === 'assistant/delta') size += (e.data.text?.length ?? 0) + (e.data.reasoning?.length ?? 0)
+    else if (e.type === 'assistant/delta')
+      size += (e.data.text?.length ?? 0) + (e.data.reasoning?.length ?? 0)
     else if (e.type === 'tool/call') size += payloadSize(e.data.input)
     else if (e.type === 'tool/result') size += payloadSize(e.data.output)
   }
