@@ -28,14 +28,8 @@ import {
   PromoteMode,
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
-import {
-  type DbOptions,
-  openDb,
-  type SessionlineDb,
-  type SessionRow,
-  sessionInfo,
-  toSessionlineError,
-} from '../store/db'
+import { type ConnectionOptions, openConnection } from '../store/connection'
+import { type SessionlineDb, type SessionRow, sessionInfo, toSessionlineError } from '../store/db'
 import { type ImportedWrite, importFilesInto, importTranscriptInto } from '../store/imported'
 import {
   deleteSessionData,
@@ -56,7 +50,7 @@ import { createRunner } from './runner'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 
-export interface EngineOptions extends DbOptions {
+export interface EngineOptions extends ConnectionOptions {
   /** IndexedDB database name (default `'sessionline'`); engines on one name share sessions. */
   dbName?: string
   /** Clock for `at`, `admittedAt`, `createdAt`… (tests inject one). */
@@ -80,7 +74,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
 export function createEngineWithHost(options: EngineOptions = {}): { engine: Engine; host: RunnerHost } {
   const dbName = options.dbName ?? 'sessionline'
   const now = options.now ?? Date.now
-  const db: SessionlineDb = openDb(dbName, { indexedDB: options.indexedDB, IDBKeyRange: options.IDBKeyRange })
+  const connection = openConnection(dbName, options)
+  const db: SessionlineDb = connection.db
+  // Opened at once, so a database that cannot be opened is known before the first call needs it.
+  connection.ready().catch(() => undefined)
   const inputListeners = new Set<(sessionId: string) => void>()
   // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
   const notes = createNotes(dbName, (note) => cache.onNote(note), options.broadcast ?? true)
@@ -109,6 +106,21 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     putFolds,
   } = cache
   const { commit, planEvents, bump } = createWriter({ db, cache, notes })
+  // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
+  connection.onLost((error, reason) => {
+    for (const entry of [...entries.values()]) {
+      entry.feed.push({
+        sessionId: entry.id,
+        durable: true,
+        headSeq: entry.snap?.row.headSeq ?? 0,
+        messages: [],
+        inputs: [],
+        views: {},
+        halted: { reason, message: error.message },
+      })
+      entry.feed.clear()
+    }
+  })
 
   // --- the public surface ------------------------------------------------------------------
 
@@ -116,9 +128,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     return async (...args: A): Promise<R> => {
       if (closed) throw new SessionlineError('storage_unavailable', `${operation}: the engine is closed`)
       try {
+        await connection.ready()
         return await run(...args)
       } catch (error) {
-        throw toSessionlineError(error, operation)
+        // Once the connection is lost for good, that is the one reason every call fails.
+        throw connection.lost ?? toSessionlineError(error, operation)
       }
     }
   }
@@ -484,6 +498,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       })
     }),
 
+    flush: guard('flush', () => connection.flush()),
+
     close: async () => {
       if (closed) return
       try {
@@ -493,7 +509,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         notes.close()
         for (const entry of entries.values()) entry.feed.clear()
         entries.clear()
-        db.close()
+        connection.close()
       }
     },
   }
