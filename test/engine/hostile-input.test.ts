@@ -174,6 +174,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       [Number.NaN],
       { a: undefined },
       10n ** 3n,
+      // biome-ignore lint/suspicious/noSparseArray: a hole is the hostile input under test
       [1, , 3],
     ]) {
       const code = await codeOf(engine.append(id, [toolCall(input)]))
