@@ -136,6 +136,35 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
     expect(await newer.inputs.count()).toBe(1)
   })
 
+  test('an upgrade racing 20 admits: every acknowledged one is in the upgraded database, no refused one is', async () => {
+    const dbName = freshDbName('upgrade-race')
+    const engine = await engineOn(dbName)
+    const { id } = await engine.createSession()
+    // Issued together, not awaited one by one; the newer tab opens while they are in flight.
+    const admits = Array.from({ length: 20 }, (_, i) =>
+      engine.admit(id, { id: `race-${i}`, text: `input ${i}` }).then(
+        () => ({ id: `race-${i}`, acknowledged: true }),
+        (error: unknown) => ({ id: `race-${i}`, acknowledged: false, error }),
+      ),
+    )
+    const newer = openDb(dbName, { indexedDB, IDBKeyRange }, NEXT_VERSIONS)
+    cleanups.push(() => newer.close())
+    const [outcomes] = await Promise.all([Promise.all(admits), newer.open()])
+    for (const outcome of outcomes) {
+      if (!outcome.acknowledged)
+        expect(isSessionlineError(outcome.error) && outcome.error.code).toBe('storage_unavailable')
+    }
+    const stored = (await newer.inputs.toArray()).map((r) => r.id).sort()
+    const acknowledged = outcomes
+      .filter((o) => o.acknowledged)
+      .map((o) => o.id)
+      .sort()
+    expect(stored).toEqual(acknowledged)
+    // Admission seqs stay dense whatever was cut off.
+    const seqs = (await newer.inputs.toArray()).map((r) => r.seq).sort((a, b) => a - b)
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1))
+  })
+
   test('opening a database a newer release already upgraded rejects upgraded instead of writing old shapes into it', async () => {
     const dbName = freshDbName('too-new')
     const newer = openDb(dbName, { indexedDB, IDBKeyRange }, NEXT_VERSIONS)
