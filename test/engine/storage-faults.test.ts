@@ -143,7 +143,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
     // Issued together, not awaited one by one; the newer tab opens while they are in flight.
     const admits = Array.from({ length: 20 }, (_, i) =>
       engine.admit(id, { id: `race-${i}`, text: `input ${i}` }).then(
-        () => ({ id: `race-${i}`, acknowledged: true }),
+        () => ({ id: `race-${i}`, acknowledged: true, error: undefined as unknown }),
         (error: unknown) => ({ id: `race-${i}`, acknowledged: false, error }),
       ),
     )
