@@ -11,6 +11,7 @@ import { createEngine, type EngineOptions } from '../src/engine/engine'
 import type { ChangeListener, Engine } from '../src/engine/types'
 import { SessionlineError } from '../src/schema/errors'
 import { registerErrorTransfer } from '../src/wire/errors'
+import { guardEndpoint, registerGuardedProxies } from '../src/wire/guard'
 import { ENGINE_METHODS, type ExposedEngine, PROTOCOL_VERSION } from '../src/wire/protocol'
 
 export type { EngineOptions }
@@ -38,6 +39,7 @@ export function exposeEngine(
   endpoint: Comlink.Endpoint = self as unknown as Comlink.Endpoint,
 ): Engine {
   registerErrorTransfer()
+  registerGuardedProxies()
   const engine = isEngine(engineOrOptions) ? engineOrOptions : createEngine(engineOrOptions)
   // Listener proxies the page handed us; each is released exactly once (a second release throws).
   const releases = new Set<() => void>()
@@ -95,6 +97,11 @@ export function exposeEngine(
 
   exposed.handshake = async () => ({ protocol: PROTOCOL_VERSION })
 
-  Comlink.expose(exposed as unknown as ExposedEngine, endpoint)
+  // Calls of these methods only: no property of `exposed` (or of its prototypes) is read or set.
+  const methods = new Set(Object.keys(exposed))
+  Comlink.expose(
+    exposed as unknown as ExposedEngine,
+    guardEndpoint(endpoint, (path) => path.length === 1 && methods.has(path[0]!)),
+  )
   return engine
 }

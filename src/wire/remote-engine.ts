@@ -13,6 +13,7 @@ import * as Comlink from 'comlink'
 import type { ChangeListener, Engine, SessionChange, Unsubscribe } from '../engine/types'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import { registerErrorTransfer } from './errors'
+import { registerGuardedProxies } from './guard'
 import { ENGINE_METHODS, type ExposedEngine, type Handshake, PROTOCOL_VERSION } from './protocol'
 
 export interface RemoteEngineOptions {
@@ -63,6 +64,7 @@ const wrapCallback =
 
 export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOptions = {}): RemoteEngine {
   registerErrorTransfer()
+  registerGuardedProxies()
   const timeoutMs = options.timeoutMs ?? 60_000
   const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000
   const remote = Comlink.wrap<ExposedEngine>(endpoint)

@@ -170,3 +170,104 @@ test('a watch with no listener function is refused by the page and, from a raw C
   })
   expect(codeOf(await raw.watch(id, 'nope' as never).catch((e: unknown) => e))).toBe('invalid_input')
 })
+
+/**
+ * Comlink messages as a hostile caller would post them (the proxy sugar cannot send all of
+ * them without leaving its own rejections unhandled); resolves with the reply to `message`.
+ */
+function rawCall(
+  port: MessagePort,
+  message: Record<string, unknown>,
+): Promise<{ type?: string; name?: string; value?: unknown }> {
+  const id = `raw-${Math.random()}`
+  return new Promise((resolve) => {
+    const onReply = (event: MessageEvent) => {
+      if (event.data?.id !== id) return
+      port.removeEventListener('message', onReply)
+      resolve(event.data)
+    }
+    port.addEventListener('message', onReply)
+    port.start()
+    port.postMessage({ id, ...message })
+  })
+}
+
+/** The code of a thrown SessionlineError in a Comlink reply, or what else the reply is. */
+const replyCode = (reply: { type?: string; name?: string; value?: unknown }) =>
+  reply.type === 'HANDLER' && reply.name === 'throw'
+    ? (reply.value as { code?: string }).code
+    : `answered ${reply.type}`
+
+const RAW = { type: 'RAW' }
+const HOSTILE: [string, Record<string, unknown>][] = [
+  [
+    'SET constructor.prototype.polluted',
+    { type: 'SET', path: ['constructor', 'prototype', 'polluted'], value: { ...RAW, value: 'yes' } },
+  ],
+  [
+    'SET __proto__.polluted',
+    { type: 'SET', path: ['__proto__', 'polluted'], value: { ...RAW, value: 'yes' } },
+  ],
+  [
+    'SET through a method',
+    { type: 'SET', path: ['admit', '__proto__', '__proto__', 'polluted'], value: { ...RAW, value: 'yes' } },
+  ],
+  ['SET a method', { type: 'SET', path: ['admit'], value: { ...RAW, value: 'replaced' } }],
+  ['GET a method', { type: 'GET', path: ['admit'] }],
+  ['GET the prototype', { type: 'GET', path: ['__proto__'] }],
+  [
+    'APPLY a prototype method',
+    { type: 'APPLY', path: ['hasOwnProperty'], argumentList: [{ ...RAW, value: 'admit' }] },
+  ],
+  ['APPLY through a method', { type: 'APPLY', path: ['admit', 'call'], argumentList: [] }],
+  ['CONSTRUCT', { type: 'CONSTRUCT', path: ['createSession'], argumentList: [] }],
+  ['ENDPOINT', { type: 'ENDPOINT', path: [] }],
+]
+
+test('a raw Comlink caller can only call methods: reads, writes and constructs through __proto__ or constructor are refused and pollute nothing', async () => {
+  const local = await localEngine()
+  const { id } = await local.createSession()
+  const { port1, port2 } = new MessageChannel()
+  exposeEngine(local, port1)
+  cleanups.push(() => {
+    port1.close()
+    port2.close()
+  })
+  for (const [what, message] of HOSTILE)
+    expect(replyCode(await rawCall(port2, message)), what).toBe('invalid_input')
+  // Method calls still work, and nothing in this realm (the worker's, here) was written.
+  const answer = await rawCall(port2, {
+    type: 'APPLY',
+    path: ['getSession'],
+    argumentList: [{ ...RAW, value: id }],
+  })
+  expect(answer).toMatchObject({ type: 'RAW', value: { id } })
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  expect(Object.keys(Object.prototype)).toEqual([])
+  expect(Object.keys(Function.prototype)).toEqual([])
+  expect(await local.getSession(id)).toMatchObject({ id })
+})
+
+test('the unsubscribe a watch hands back can be called and released, not walked', async () => {
+  const local = await localEngine()
+  const { id } = await local.createSession()
+  const { port1, port2 } = new MessageChannel()
+  exposeEngine(local, port1)
+  registerErrorTransfer()
+  const remote = Comlink.wrap<Engine>(port2)
+  cleanups.push(() => {
+    remote[Comlink.releaseProxy]()
+    port1.close()
+    port2.close()
+  })
+  const stop = await remote.watch(
+    id,
+    Comlink.proxy(() => undefined),
+  )
+  // The unsubscribe is a Comlink proxy on a port of its own: walking it is refused there too.
+  const walked = (stop as unknown as { constructor: { name: () => unknown } }).constructor.name()
+  expect(codeOf(await Promise.resolve(walked).catch((e: unknown) => e))).toBe('invalid_input')
+  await stop()
+  ;(stop as unknown as Record<symbol, () => void>)[Comlink.releaseProxy]?.()
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+})
