@@ -9,7 +9,9 @@
 import * as Comlink from 'comlink'
 import { createEngine, type EngineOptions } from '../src/engine/engine'
 import type { ChangeListener, Engine } from '../src/engine/types'
+import { SessionlineError } from '../src/schema/errors'
 import { registerErrorTransfer } from '../src/wire/errors'
+import { guardEndpoint, registerGuardedProxies } from '../src/wire/guard'
 import { ENGINE_METHODS, type ExposedEngine, PROTOCOL_VERSION } from '../src/wire/protocol'
 
 export type { EngineOptions }
@@ -37,6 +39,7 @@ export function exposeEngine(
   endpoint: Comlink.Endpoint = self as unknown as Comlink.Endpoint,
 ): Engine {
   registerErrorTransfer()
+  registerGuardedProxies()
   const engine = isEngine(engineOrOptions) ? engineOrOptions : createEngine(engineOrOptions)
   // Listener proxies the page handed us; each is released exactly once (a second release throws).
   const releases = new Set<() => void>()
@@ -58,6 +61,9 @@ export function exposeEngine(
   }
 
   exposed.watch = async (sessionId: string, listener: RemoteListener) => {
+    // The engine checks its listener, but it only ever sees the wrapper below.
+    if (typeof listener !== 'function')
+      throw new SessionlineError('invalid_input', 'watch needs a listener function')
     let released = false
     const release = () => {
       if (released) return
@@ -91,6 +97,11 @@ export function exposeEngine(
 
   exposed.handshake = async () => ({ protocol: PROTOCOL_VERSION })
 
-  Comlink.expose(exposed as unknown as ExposedEngine, endpoint)
+  // Calls of these methods only: no property of `exposed` (or of its prototypes) is read or set.
+  const methods = new Set(Object.keys(exposed))
+  Comlink.expose(
+    exposed as unknown as ExposedEngine,
+    guardEndpoint(endpoint, (path) => path.length === 1 && methods.has(path[0]!)),
+  )
   return engine
 }

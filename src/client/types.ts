@@ -27,7 +27,11 @@ export type TimelineRow =
   | { key: string; kind: 'input'; input: TimelineInput }
 
 export interface TimelineSnapshot {
-  status: 'loading' | 'ready' | 'error'
+  /**
+   * `upgraded`: a newer version of the app upgraded the database in another tab; this view has
+   * stopped and `error` says to reload (its code `storage_unavailable`, `details.reason` 'upgraded').
+   */
+  status: 'loading' | 'ready' | 'error' | 'upgraded'
   error?: SessionlineError
   /** Loaded window of transcript rows in seq order, then pending steers in admission order. */
   rows: readonly TimelineRow[]

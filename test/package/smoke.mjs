@@ -3,7 +3,7 @@
 // Run after `npm run build`; exits non-zero on any failure.
 import assert from 'node:assert/strict'
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
-import { connect, isSessionlineError } from '../../dist/index.js'
+import { connect, createEngine, isSessionlineError } from '../../dist/index.js'
 import { exposeEngine } from '../../dist/worker.js'
 
 const { port1, port2 } = new MessageChannel()
@@ -46,4 +46,10 @@ await client.close()
 await engine.close()
 port1.close()
 port2.close()
-console.log('smoke: 1 passed, 0 failed')
+
+// The in-memory mode loads its IndexedDB from the package's own dependency on first use.
+const memory = createEngine({ dbName: 'smoke-memory', storage: 'memory' })
+const kept = await memory.createSession({ title: 'in memory' })
+assert.equal((await memory.getSession(kept.id))?.title, 'in memory')
+await memory.close()
+console.log('smoke: 2 passed, 0 failed')
