@@ -27,7 +27,11 @@ export type TimelineRow =
   | { key: string; kind: 'input'; input: TimelineInput }
 
 export interface TimelineSnapshot {
-  status: 'loading' | 'ready' | 'error'
+  /**
+   * `reconnecting`: the worker died and a fresh one is starting (rows stay shown, admits wait
+   * for it); `upgraded`: a newer version of the database was opened elsewhere (reload the page).
+   */
+  status: 'loading' | 'ready' | 'error' | 'reconnecting' | 'upgraded'
   error?: SessionlineError
   /** Loaded window of transcript rows in seq order, then pending steers in admission order. */
   rows: readonly TimelineRow[]
