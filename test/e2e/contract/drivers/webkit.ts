@@ -113,12 +113,16 @@ export const webkitKind: BrowserKind = {
     const queue = serial()
     let driver: WebDriver
     const start = async () => {
-      const capabilities = {
-        browserName: 'MiniBrowser',
-        'webkitgtk:browserOptions': persistent
-          ? { binary: RECIPE, args: ['--automation', `--profile=${profileDir}`] }
-          : { binary: MINIBROWSER, args: ['--automation'] },
-      }
+      // The driver matches browserName against the name the browser gives its automation session.
+      const capabilities = persistent
+        ? {
+            browserName: 'sessionline-contract',
+            'webkitgtk:browserOptions': { binary: RECIPE, args: ['--automation', `--profile=${profileDir}`] },
+          }
+        : {
+            browserName: 'MiniBrowser',
+            'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+          }
       // The driver needs a moment to listen; a session request without a display hangs.
       const deadline = Date.now() + 30_000
       for (;;) {
@@ -166,8 +170,16 @@ export const webkitKind: BrowserKind = {
         close: () =>
           queue(async () => {
             await driver.switchTo().window(handle)
+            const handles = await driver.getAllWindowHandles()
+            if (handles.length === 1) {
+              // Closing the last window ends the WebDriver session: leave the page instead
+              // (its workers end as with a closed tab) and keep the window for the next tab.
+              await driver.get('about:blank')
+              firstTabFree = true
+              return
+            }
             await driver.close()
-            const [other] = await driver.getAllWindowHandles()
+            const other = handles.find((h) => h !== handle)
             if (other) await driver.switchTo().window(other)
           }),
       }
