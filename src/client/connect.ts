@@ -35,6 +35,8 @@ export interface ConnectOptions {
   heartbeatMs?: number
   /** A check unanswered for this long (ms, default 10 000) means the worker is gone. */
   heartbeatTimeoutMs?: number
+  /** How long a fresh worker may take to answer at all (ms, default 15 000): starting one is slow. */
+  startTimeoutMs?: number
   /** With a factory: fresh workers that may fail to answer in a row before giving up (default 3). */
   maxRestarts?: number
 }
@@ -83,6 +85,7 @@ export function connect(
   const timeoutMs = options.timeoutMs ?? 60_000
   const heartbeatMs = options.heartbeatMs ?? 2_000
   const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 10_000
+  const startTimeoutMs = Math.max(options.startTimeoutMs ?? 15_000, heartbeatTimeoutMs)
   const maxRestarts = options.maxRestarts ?? 3
   const views = new Map<SessionView, ViewConnection>()
   const watches = new Set<ClientWatch>()
@@ -94,7 +97,7 @@ export function connect(
   let restarting: Promise<void> | undefined
 
   function open(endpoint: ConnectTarget): Link {
-    const remote = wrapEngine(endpoint as Endpoint, { timeoutMs, handshakeTimeoutMs: heartbeatTimeoutMs })
+    const remote = wrapEngine(endpoint as Endpoint, { timeoutMs, handshakeTimeoutMs: startTimeoutMs })
     let heartbeat: ReturnType<typeof setTimeout> | undefined
     const source = endpoint as FailureSource
     const onFailure = (event: Event) => {
@@ -118,11 +121,27 @@ export function connect(
     }
     for (const type of FAILURE_EVENTS) source.addEventListener?.(type, onFailure)
 
+    /** Resolves whether a running worker answered a check within heartbeatTimeoutMs. */
+    const answers = () =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), heartbeatTimeoutMs)
+        remote.handshake().then(
+          () => {
+            clearTimeout(timer)
+            resolve(true)
+          },
+          (error: unknown) => {
+            clearTimeout(timer)
+            resolve(isWorkerGone(error)) // already lost: nothing more to do here
+          },
+        )
+      })
     const beat = () => {
       if (heartbeatMs <= 0 || link.lost) return
       heartbeat = setTimeout(() => {
-        remote.handshake().then(beat, (error: unknown) => {
-          if (!isWorkerGone(error)) lose(link, `the worker did not answer within ${heartbeatTimeoutMs} ms`)
+        void answers().then((answered) => {
+          if (answered) beat()
+          else lose(link, `the worker did not answer within ${heartbeatTimeoutMs} ms`)
         })
       }, heartbeatMs)
     }
@@ -140,7 +159,7 @@ export function connect(
           remote.fail(error)
           for (const view of views.values()) view.connectionFailed(error)
         } else if (!isWorkerGone(error)) {
-          lose(link, `the worker did not answer within ${heartbeatTimeoutMs} ms`)
+          lose(link, `the worker did not start within ${startTimeoutMs} ms`)
         }
         return false
       },

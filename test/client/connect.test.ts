@@ -145,7 +145,7 @@ describe('connect with a worker factory: a dead worker is noticed and replaced',
     fleet = undefined
   })
   /** Quick heartbeats, so a silent death is noticed in a few tens of ms. */
-  const quick = { heartbeatMs: 10, heartbeatTimeoutMs: 150 }
+  const quick = { heartbeatMs: 10, heartbeatTimeoutMs: 150, startTimeoutMs: 300 }
 
   async function started() {
     fleet = createFleet()
@@ -240,7 +240,14 @@ describe('connect with a worker factory: a dead worker is noticed and replaced',
 
 describe('connect without a factory: a dead worker fails the client for good', () => {
   test('a worker that stops answering (no event) rejects pending calls with worker_gone, not timeout', async () => {
-    const client = connect(new SilentWorker(), { timeoutMs: 0, heartbeatTimeoutMs: 50 })
+    page = await openPage({ timeoutMs: 0, heartbeatMs: 10, heartbeatTimeoutMs: 100 })
+    await page.client.listSessions()
+    page.stall(true)
+    await expect(page.client.listSessions()).rejects.toMatchObject({ code: 'worker_gone' })
+  })
+
+  test('a worker that never answers its first call is gone after startTimeoutMs', async () => {
+    const client = connect(new SilentWorker(), { timeoutMs: 0, heartbeatTimeoutMs: 50, startTimeoutMs: 50 })
     await expect(client.listSessions()).rejects.toMatchObject({ code: 'worker_gone' })
     await client.close()
   })

@@ -207,7 +207,12 @@ async function faultRound({ seed, round }: { seed: number; round: number }) {
     () => workersStarted > before && need(view, 'view').getSnapshot().status === 'ready',
     30_000,
     'a fresh worker serving the view',
-  )
+  ).catch((error: unknown) => {
+    const s = need(view, 'view').getSnapshot()
+    throw new Error(
+      `${String(error)} (workers ${before} → ${workersStarted}, view ${s.status} ${s.error?.message ?? ''})`,
+    )
+  })
   const report = await auditNow()
   const ok = answers.filter((a) => 'receipt' in a).length
   return {
