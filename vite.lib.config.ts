@@ -23,7 +23,7 @@ export default defineConfig({
       formats: ['es'],
     },
     rolldownOptions: {
-      external: [/^dexie/, /^comlink/, /^zod/, /^nanoid/, /^eventsource-parser/, /^react/],
+      external: [/^dexie/, /^fake-indexeddb/, /^comlink/, /^zod/, /^nanoid/, /^eventsource-parser/, /^react/],
     },
   },
 })

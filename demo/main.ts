@@ -64,7 +64,7 @@ function render(): void {
   tray.render(snapshot.queued)
   const readOnly = readOnlyNote(view.sessionId)
   composer.setState({
-    enabled: snapshot.status !== 'error' && readOnly === undefined,
+    enabled: (snapshot.status === 'loading' || snapshot.status === 'ready') && readOnly === undefined,
     running: readOnly === undefined && isRunning(snapshot),
     ...(readOnly ? { placeholder: readOnly } : {}),
   })

@@ -9,6 +9,7 @@
 import * as Comlink from 'comlink'
 import { createEngine, type EngineOptions } from '../src/engine/engine'
 import type { ChangeListener, Engine } from '../src/engine/types'
+import { SessionlineError } from '../src/schema/errors'
 import { registerErrorTransfer } from '../src/wire/errors'
 import { ENGINE_METHODS, type ExposedEngine, PROTOCOL_VERSION } from '../src/wire/protocol'
 
@@ -58,6 +59,9 @@ export function exposeEngine(
   }
 
   exposed.watch = async (sessionId: string, listener: RemoteListener) => {
+    // The engine checks its listener, but it only ever sees the wrapper below.
+    if (typeof listener !== 'function')
+      throw new SessionlineError('invalid_input', 'watch needs a listener function')
     let released = false
     const release = () => {
       if (released) return

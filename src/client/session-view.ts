@@ -67,6 +67,11 @@ function asSessionlineError(error: unknown): SessionlineError {
 
 const isUserRow = (message: SessionMessage) => message.role === 'user'
 
+/** The engine refused because a newer version of the app upgraded the database. */
+const isUpgraded = (error: SessionlineError) =>
+  error.code === 'storage_unavailable' &&
+  (error.details as { reason?: unknown } | undefined)?.reason === 'upgraded'
+
 function shallowEqual(a: TimelineSnapshot, b: TimelineSnapshot): boolean {
   const keys = Object.keys(a) as (keyof TimelineSnapshot)[]
   return keys.length === Object.keys(b).length && keys.every((key) => Object.is(a[key], b[key]))
@@ -162,6 +167,12 @@ export function createSessionView(
   }
 
   function applyChange(change: SessionChange): void {
+    if (change.halted) {
+      const { reason, message } = change.halted
+      status = reason === 'upgraded' ? 'upgraded' : 'error'
+      error = new SessionlineError('storage_unavailable', message, { reason })
+      return
+    }
     if (change.deleted) {
       status = 'error'
       error = new SessionlineError('not_found', `session ${sessionId} was deleted`)
@@ -216,8 +227,8 @@ export function createSessionView(
       error = undefined
     } catch (thrown) {
       if (disposed || gen !== generation) return
-      status = 'error'
       error = asSessionlineError(thrown)
+      status = isUpgraded(error) ? 'upgraded' : 'error'
     }
     const changes = buffered ?? []
     buffered = undefined

@@ -29,7 +29,9 @@ export type TimelineRow =
 export interface TimelineSnapshot {
   /**
    * `reconnecting`: the worker died and a fresh one is starting (rows stay shown, admits wait
-   * for it); `upgraded`: a newer version of the database was opened elsewhere (reload the page).
+   * for it). `upgraded`: a newer version of the app upgraded the database in another tab; this
+   * view has stopped and `error` says to reload (its code `storage_unavailable`, `details.reason`
+   * 'upgraded').
    */
   status: 'loading' | 'ready' | 'error' | 'reconnecting' | 'upgraded'
   error?: SessionlineError

@@ -16,7 +16,7 @@ import { z } from 'zod'
 import { selectForPromotion } from '../core/pending'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
-import { SessionEvent } from '../schema/events'
+import { AppendEvents, type SessionEvent } from '../schema/events'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { ProviderConfig } from '../schema/provider'
@@ -28,14 +28,8 @@ import {
   PromoteMode,
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
-import {
-  type DbOptions,
-  openDb,
-  type SessionlineDb,
-  type SessionRow,
-  sessionInfo,
-  toSessionlineError,
-} from '../store/db'
+import { type ConnectionOptions, openConnection } from '../store/connection'
+import { type SessionlineDb, type SessionRow, sessionInfo, toSessionlineError } from '../store/db'
 import { type ImportedWrite, importFilesInto, importTranscriptInto } from '../store/imported'
 import {
   deleteSessionData,
@@ -56,7 +50,7 @@ import { createRunner } from './runner'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 
-export interface EngineOptions extends DbOptions {
+export interface EngineOptions extends ConnectionOptions {
   /** IndexedDB database name (default `'sessionline'`); engines on one name share sessions. */
   dbName?: string
   /** Clock for `at`, `admittedAt`, `createdAt`… (tests inject one). */
@@ -70,7 +64,6 @@ export interface EngineOptions extends DbOptions {
   broadcast?: boolean
 }
 
-const SessionEvents = z.array(SessionEvent).max(10_000)
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
 
 export function createEngine(options: EngineOptions = {}): Engine {
@@ -81,7 +74,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
 export function createEngineWithHost(options: EngineOptions = {}): { engine: Engine; host: RunnerHost } {
   const dbName = options.dbName ?? 'sessionline'
   const now = options.now ?? Date.now
-  const db: SessionlineDb = openDb(dbName, { indexedDB: options.indexedDB, IDBKeyRange: options.IDBKeyRange })
+  const connection = openConnection(dbName, options)
+  const db: SessionlineDb = connection.db
+  // Opened at once, so a database that cannot be opened is known before the first call needs it.
+  connection.ready().catch(() => undefined)
   const inputListeners = new Set<(sessionId: string) => void>()
   // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
   const notes = createNotes(dbName, (note) => cache.onNote(note), options.broadcast ?? true)
@@ -110,6 +106,21 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     putFolds,
   } = cache
   const { commit, planEvents, bump } = createWriter({ db, cache, notes })
+  // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
+  connection.onLost((error, reason) => {
+    for (const entry of [...entries.values()]) {
+      entry.feed.push({
+        sessionId: entry.id,
+        durable: true,
+        headSeq: entry.snap?.row.headSeq ?? 0,
+        messages: [],
+        inputs: [],
+        views: {},
+        halted: { reason, message: error.message },
+      })
+      entry.feed.clear()
+    }
+  })
 
   // --- the public surface ------------------------------------------------------------------
 
@@ -117,9 +128,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     return async (...args: A): Promise<R> => {
       if (closed) throw new SessionlineError('storage_unavailable', `${operation}: the engine is closed`)
       try {
+        await connection.ready()
         return await run(...args)
       } catch (error) {
-        throw toSessionlineError(error, operation)
+        // Once the connection is lost for good, that is the one reason every call fails.
+        throw connection.lost ?? toSessionlineError(error, operation)
       }
     }
   }
@@ -369,7 +382,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     append: guard('append', async (sessionId, events) => {
       const id = sessionIdOf(sessionId)
-      const parsed = parseOrThrow(SessionEvents, events, 'events', ['events'])
+      const parsed = parseOrThrow(AppendEvents, events, 'events', ['events'])
       const created = parsed.findIndex((e) => e.type === 'session/created')
       if (created >= 0) {
         throw new SessionlineError(
@@ -475,9 +488,17 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       await importedChanged(written)
       return written.session
     }),
-    importFiles: guard('importFiles', (files, onProgress) =>
-      importFilesInto(db, files, { now, onProgress, onWritten: (written) => void importedChanged(written) }),
-    ),
+    importFiles: guard('importFiles', async (files, onProgress) => {
+      if (onProgress !== undefined && typeof onProgress !== 'function')
+        throw new SessionlineError('invalid_input', 'importFiles: onProgress must be a function')
+      return importFilesInto(db, files, {
+        now,
+        onProgress,
+        onWritten: (written) => void importedChanged(written),
+      })
+    }),
+
+    flush: guard('flush', () => connection.flush()),
 
     close: async () => {
       if (closed) return
@@ -488,7 +509,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         notes.close()
         for (const entry of entries.values()) entry.feed.clear()
         entries.clear()
-        db.close()
+        connection.close()
       }
     },
   }

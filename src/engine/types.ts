@@ -1,5 +1,6 @@
 import type { TurnState } from '../core/transcript'
 import type { Json } from '../schema/common'
+import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
@@ -42,6 +43,12 @@ export interface SessionChange {
   deleted?: boolean
   /** The whole transcript was rewritten (a re-import): reload instead of merging. */
   reset?: boolean
+  /**
+   * The engine lost its database for good and this feed ends here: `upgraded` (a newer version
+   * of the app opened it in another tab; reload) or `database_deleted` (site data cleared).
+   * Every later call rejects `storage_unavailable` with the same `details.reason`.
+   */
+  halted?: { reason: StorageLoss; message: string }
 }
 export type ChangeListener = (change: SessionChange) => void
 export type Unsubscribe = () => void
@@ -76,10 +83,16 @@ export interface Engine {
   /** Import: the session files of a folder, one at a time; unchanged files are skipped; one report per file. */
   importFiles(files: readonly ImportFile[], onProgress?: ImportProgressListener): Promise<FileImportReport[]>
 
+  /**
+   * Makes every write acknowledged before it durable: one strict IndexedDB commit, which
+   * returns once the browser has the data on disk (README, "Durability").
+   */
+  flush(): Promise<void>
+
   close(): Promise<void>
 }
 
-export type { Json, TurnState }
+export type { Json, StorageLoss, TurnState }
 
 /**
  * What the runner (src/engine/runner.ts) needs from the engine beyond its public API.

@@ -16,6 +16,7 @@
  */
 import { isSessionlineError, type SerializedError, SessionlineError } from '../schema/errors'
 import type { FileImportReport, ImportFile, ImportProgressListener } from '../schema/import'
+import { MAX_IMPORT_FILE_BYTES } from '../schema/limits'
 import type { FileFingerprint, Provider } from '../schema/session'
 import { type ParsedTranscript, parseTranscriptBlob } from './index'
 
@@ -107,6 +108,14 @@ export async function importSessionFiles(
     let report: FileImportReport
     let fingerprint: FileFingerprint | undefined
     try {
+      // Fingerprinting reads the whole file: refuse one too large before reading a byte.
+      if (file.file.size > MAX_IMPORT_FILE_BYTES) {
+        throw new SessionlineError(
+          'invalid_input',
+          `${file.path}: the file is larger than ${MAX_IMPORT_FILE_BYTES} bytes`,
+          { size: file.file.size, limit: MAX_IMPORT_FILE_BYTES },
+        )
+      }
       fingerprint = await fingerprintOf(file.file, file.lastModified)
       const known = await store.lookup(fingerprint)
       if (known !== undefined) {

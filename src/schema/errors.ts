@@ -17,6 +17,13 @@ export const ErrorCode = z.enum([
 ])
 export type ErrorCode = z.infer<typeof ErrorCode>
 
+/**
+ * Why an engine lost its database for good (`details.reason` of its `storage_unavailable`):
+ * a newer version of the app upgraded it in another tab, or it was deleted (site data cleared).
+ */
+export const StorageLoss = z.enum(['upgraded', 'database_deleted'])
+export type StorageLoss = z.infer<typeof StorageLoss>
+
 /** The plain shape of an error on the wire (structured-clone safe). */
 export const SerializedError = z.strictObject({
   code: ErrorCode,

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { Delivery, Id, Json, MessageSource, StepNumber, TurnNumber, Usage } from './common'
+import { copyJson, Delivery, Id, Json, MessageSource, StepNumber, TurnNumber, Usage } from './common'
+import { MAX_APPEND_EVENTS, MAX_APPEND_SIZE, MAX_EVENT_TEXT, MAX_TITLE_LENGTH, MAX_TOOL_NAME } from './limits'
 
 const event = <T extends string, D extends z.ZodType>(type: T, data: D) =>
   z.strictObject({ type: z.literal(type), data })
@@ -9,11 +10,15 @@ export type Finish = z.infer<typeof Finish>
 export const TurnEndReason = z.enum(['completed', 'aborted', 'error', 'interrupted'])
 export type TurnEndReason = z.infer<typeof TurnEndReason>
 
-export const SessionCreated = event('session/created', z.strictObject({ title: z.string().max(500) }))
+/** Text an event carries: bounded by MAX_EVENT_TEXT. */
+const EventText = z.string().max(MAX_EVENT_TEXT, `text is longer than ${MAX_EVENT_TEXT} characters`)
+export const Title = z.string().max(MAX_TITLE_LENGTH, `title is longer than ${MAX_TITLE_LENGTH} characters`)
+
+export const SessionCreated = event('session/created', z.strictObject({ title: Title }))
 export const TurnStart = event('turn/start', z.strictObject({ turn: TurnNumber }))
 export const UserMessage = event(
   'user/message',
-  z.strictObject({ inputId: Id, text: z.string(), delivery: Delivery, source: MessageSource }),
+  z.strictObject({ inputId: Id, text: EventText, delivery: Delivery, source: MessageSource }),
 )
 export const StepStart = event('step/start', z.strictObject({ turn: TurnNumber, step: StepNumber }))
 export const AssistantStart = event(
@@ -23,7 +28,7 @@ export const AssistantStart = event(
 export const AssistantDelta = event(
   'assistant/delta',
   z
-    .strictObject({ messageId: Id, text: z.string().optional(), reasoning: z.string().optional() })
+    .strictObject({ messageId: Id, text: EventText.optional(), reasoning: EventText.optional() })
     .refine((d) => d.text !== undefined || d.reasoning !== undefined, {
       message: 'needs text or reasoning',
       path: ['text'],
@@ -31,7 +36,12 @@ export const AssistantDelta = event(
 )
 export const ToolCall = event(
   'tool/call',
-  z.strictObject({ messageId: Id, callId: Id, name: z.string().min(1), input: Json }),
+  z.strictObject({
+    messageId: Id,
+    callId: Id,
+    name: z.string().min(1).max(MAX_TOOL_NAME, `name is longer than ${MAX_TOOL_NAME} characters`),
+    input: Json,
+  }),
 )
 export const ToolResult = event(
   'tool/result',
@@ -70,3 +80,29 @@ export type StoredEvent = SessionEvent & { sessionId: string; seq: number; at: n
 export type StoredEventOf<T extends EventType> = EventOf<T> & { sessionId: string; seq: number; at: number }
 
 export const EVENT_TYPES = SessionEvent.options.map((o) => o.shape.type.value) as readonly EventType[]
+
+const payloadSize = (value: Json): number => {
+  const copied = copyJson(value, Number.POSITIVE_INFINITY)
+  return copied.ok ? copied.size : 0
+}
+
+/** The measure MAX_APPEND_SIZE bounds: texts and tool payloads of `events`, summed. */
+export function appendSize(events: readonly SessionEvent[]): number {
+  let size = 0
+  for (const e of events) {
+    if (e.type === 'user/message') size += e.data.text.length
+    else if (e.type === 'assistant/delta')
+      size += (e.data.text?.length ?? 0) + (e.data.reasoning?.length ?? 0)
+    else if (e.type === 'tool/call') size += payloadSize(e.data.input)
+    else if (e.type === 'tool/result') size += payloadSize(e.data.output)
+  }
+  return size
+}
+
+/** What one `append` takes: at most MAX_APPEND_EVENTS events of at most MAX_APPEND_SIZE together. */
+export const AppendEvents = z
+  .array(SessionEvent)
+  .max(MAX_APPEND_EVENTS, `more than ${MAX_APPEND_EVENTS} events in one append`)
+  .refine((events) => appendSize(events) <= MAX_APPEND_SIZE, {
+    message: `the events' texts and tool payloads are larger than ${MAX_APPEND_SIZE} together`,
+  })

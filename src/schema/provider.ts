@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_ID_LENGTH, MAX_SYSTEM_PROMPT } from './limits'
 
 /**
  * Serializable choice of a built-in model provider, so a page can pick one across Comlink
@@ -16,12 +17,12 @@ export const ScriptedProviderConfig = z.strictObject({
 export const OpenAIProviderConfig = z.strictObject({
   kind: z.literal('openai'),
   /** e.g. `http://127.0.0.1:11434/v1` or `https://api.openai.com/v1`. */
-  baseUrl: z.url(),
-  model: z.string().min(1),
-  apiKey: z.string().optional(),
+  baseUrl: z.url().max(2048),
+  model: z.string().min(1).max(MAX_ID_LENGTH),
+  apiKey: z.string().max(4096).optional(),
   temperature: z.number().min(0).max(2).optional(),
   /** Extra system prompt sent before the transcript. */
-  system: z.string().optional(),
+  system: z.string().max(MAX_SYSTEM_PROMPT).optional(),
 })
 export const NoProviderConfig = z.strictObject({ kind: z.literal('none') })
 export const ProviderConfig = z.discriminatedUnion('kind', [

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { Id, Seq, Timestamp, type Usage } from './common'
+import { MAX_TITLE_LENGTH } from './limits'
 
 export const Provider = z.enum(['pi', 'claude', 'codex'])
 export type Provider = z.infer<typeof Provider>
@@ -42,7 +43,7 @@ export type SessionInfo = z.infer<typeof SessionInfo>
 
 export const CreateSessionRequest = z.strictObject({
   id: Id.optional(),
-  title: z.string().max(500).optional(),
+  title: z.string().max(MAX_TITLE_LENGTH, `title is longer than ${MAX_TITLE_LENGTH} characters`).optional(),
 })
 export type CreateSessionRequest = z.infer<typeof CreateSessionRequest>
 

@@ -57,7 +57,7 @@ export function declareSchema(db: Dexie, versions: readonly SchemaVersion[] = SC
 
 export function openDb(
   name: string,
-  options: DbOptions = {},
+  options: DbOptions & { durability?: 'relaxed' | 'strict' } = {},
   versions?: readonly SchemaVersion[],
 ): SessionlineDb {
   const db = new Dexie(name, {
@@ -67,6 +67,8 @@ export function openDb(
     ...(options.IDBKeyRange && { IDBKeyRange: options.IDBKeyRange }),
     // The engine keeps its own caches; Dexie's optimistic liveQuery cache only costs time here.
     cache: 'disabled',
+    // Despite its name, Dexie hands this to every browser's `IDBDatabase.transaction`.
+    ...(options.durability && { chromeTransactionDurability: options.durability }),
   }) as SessionlineDb
   declareSchema(db, versions)
   return db
@@ -90,16 +92,24 @@ const UNAVAILABLE = new Set([
   'InvalidAccessError',
   'NoSuchDatabaseError',
   'PrematureCommitError',
+  'SecurityError',
 ])
 
-function namesOf(error: unknown): string[] {
-  const names: string[] = []
-  let e: unknown = error
-  for (let depth = 0; e && depth < 4; depth++) {
-    const named = e as { name?: unknown; inner?: unknown; cause?: unknown }
-    if (typeof named.name === 'string') names.push(named.name)
-    e = named.inner ?? named.cause
-  }
+/**
+ * Names of a failure and of what it wraps: Dexie's `inner`, an Error's `cause`, and each
+ * failed item of a bulk write (`failures`), a few levels deep.
+ */
+export function namesOf(error: unknown, depth = 0): string[] {
+  if (!error || typeof error !== 'object' || depth > 4) return []
+  const named = error as { name?: unknown; inner?: unknown; cause?: unknown; failures?: unknown }
+  const names = typeof named.name === 'string' ? [named.name] : []
+  names.push(...namesOf(named.inner ?? named.cause, depth + 1))
+  const failures = Array.isArray(named.failures)
+    ? named.failures
+    : named.failures && typeof named.failures === 'object'
+      ? Object.values(named.failures)
+      : []
+  for (const failure of failures.slice(0, 8)) names.push(...namesOf(failure, depth + 1))
   return names
 }
 

@@ -11,7 +11,7 @@
  */
 import * as Comlink from 'comlink'
 import type { ChangeListener, Engine, SessionChange, Unsubscribe } from '../engine/types'
-import { SessionlineError } from '../schema/errors'
+import { isSessionlineError, SessionlineError } from '../schema/errors'
 import { registerErrorTransfer } from './errors'
 import { ENGINE_METHODS, type ExposedEngine, type Handshake, PROTOCOL_VERSION } from './protocol'
 
@@ -35,6 +35,26 @@ export const workerGone = (message: string, details?: unknown): SessionlineError
   new SessionlineError('worker_gone', message, details)
 
 type AnyCall = (...args: unknown[]) => Promise<unknown>
+
+/**
+ * Every call rejects with a `SessionlineError`. An argument the structured clone cannot copy (a
+ * function inside an object, a Symbol, a DOM node) fails on this side before anything is sent:
+ * that is bad input, and nothing reached the worker.
+ */
+function callError(method: string, error: unknown): SessionlineError {
+  if (isSessionlineError(error)) return error
+  const name = (error as { name?: unknown } | null)?.name
+  const message = error instanceof Error ? error.message : String(error)
+  if (name === 'DataCloneError') {
+    return new SessionlineError(
+      'invalid_input',
+      `${method}: an argument cannot be sent to the worker (${message}); pass plain data`,
+      undefined,
+      { cause: error },
+    )
+  }
+  return new SessionlineError('internal', `${method}: ${message}`, undefined, { cause: error })
+}
 
 const wrapCallback =
   (callback: unknown) =>
@@ -79,35 +99,53 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
         },
         (error: unknown) => {
           settle()
-          reject(error)
+          reject(callError(method, error))
         },
       )
     })
   }
 
   async function watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe> {
+    if (typeof listener !== 'function')
+      throw new SessionlineError('invalid_input', 'watch needs a listener function')
     // The remote unsubscribe lands on the worker some time later, and pushes already on their
     // way still arrive: `done` makes unsubscribing final here at once.
     let done = false
     // The worker answers with `Comlink.proxy(unsubscribe)`, which arrives as a remote function.
-    const remoteUnsubscribe = (await call('watch', () =>
-      // A fresh function carries the proxy marker, never the caller's own.
-      remote.watch(
-        sessionId,
-        Comlink.proxy((change: SessionChange) => {
-          if (!done) listener(change)
-        }),
-      ),
-    )) as unknown as Comlink.Remote<Unsubscribe>
+    // A fresh function carries the proxy marker, never the caller's own.
+    const answer = remote.watch(
+      sessionId,
+      Comlink.proxy((change: SessionChange) => {
+        if (!done) listener(change)
+      }),
+    ) as unknown as Promise<Comlink.Remote<Unsubscribe>>
+    const release = (remoteUnsubscribe: Comlink.Remote<Unsubscribe>) => {
+      // The other side releases the listener's proxy; this side releases the unsubscribe's.
+      void Promise.resolve(remoteUnsubscribe())
+        .catch(() => undefined)
+        .finally(() => remoteUnsubscribe[Comlink.releaseProxy]())
+    }
+    let remoteUnsubscribe: Comlink.Remote<Unsubscribe>
+    try {
+      remoteUnsubscribe = await call('watch', () => answer)
+    } catch (error) {
+      // Timed out (or failed) here, but the worker may still subscribe: when its answer comes
+      // after all, the subscription nobody holds is ended there at once.
+      done = true
+      answer.then(
+        (late) => {
+          if (!failure) release(late)
+        },
+        () => undefined,
+      )
+      throw error
+    }
     return () => {
       if (done) return
       done = true
       // A dead worker never answers; a released connection still has this proxy's own port.
       if (failure) return
-      // The other side releases the listener's proxy; this side releases the unsubscribe's.
-      void Promise.resolve(remoteUnsubscribe())
-        .catch(() => undefined)
-        .finally(() => remoteUnsubscribe[Comlink.releaseProxy]())
+      release(remoteUnsubscribe)
     }
   }
 
