@@ -415,8 +415,30 @@ export function contractSuite(kind: BrowserKind): void {
       expect(ops.admit).toBeGreaterThan(20)
     })
 
-    test.todo(
-      'upgrade from the frozen previous-version database: every row checked, views report upgraded (needs the frozen fixture and its loader, and the upgraded status)',
-    )
+    test('upgrade: the frozen version 1 database opens in this browser with every session served as before; a newer version in another tab stops this view with upgraded', async () => {
+      const dbName = 'contract-upgrade'
+      const tab = await open()
+      await tab.call('loadFrozen', { dbName })
+      await start(tab, { dbName, sessionId: 'native', provider: hostDriven })
+      const compared = await tab.call<{ sessions: number; rows: number; problems: string[] }>('compareFrozen')
+      console.log(
+        `${kind.name}: frozen v1 database: ${compared.sessions} sessions, ${compared.rows} rows checked`,
+      )
+      expect(compared.problems).toEqual([])
+      expect(compared.sessions).toBe(8)
+      // A newer release opens the database in another tab: this tab's connection gives way at
+      // once (the newer open is not left blocked) and its view says upgraded instead of hanging.
+      const newer = await open()
+      const opened = await newer.call<{ version: number; blocked: boolean }>('openNewerVersion', { dbName })
+      const stopped = await poll(
+        () => tab.call<Snapshot & { error?: string }>('snapshot'),
+        (s) => s.status === 'upgraded',
+        10_000,
+        'the old tab to say upgraded',
+      )
+      console.log(
+        `${kind.name}: newer version ${opened.version} opened (blocked first: ${opened.blocked}); old view ${stopped.status}`,
+      )
+    })
   })
 }

@@ -12,6 +12,7 @@ import type { InputReceipt } from '../../../../src/schema/inputs'
 import type { SessionMessage } from '../../../../src/schema/messages'
 import type { ProviderConfig } from '../../../../src/schema/provider'
 import { type AuditReport, audit, readLog } from './audit'
+import { compareWithFrozen, loadFrozen, openNewerVersion } from './upgrade'
 
 interface StartConfig {
   dbName: string
@@ -400,6 +401,12 @@ const api: Record<string, (args: never) => unknown> = {
     return true
   },
   chaosStatus: () => chaos,
+  async loadFrozen({ dbName }: { dbName: string }) {
+    await loadFrozen(dbName)
+    return true
+  },
+  compareFrozen: () => compareWithFrozen(need(client, 'client')),
+  openNewerVersion: ({ dbName }: { dbName: string }) => openNewerVersion(dbName),
   async stop() {
     await client?.close()
     client = undefined
