@@ -44,6 +44,7 @@ interface Digest {
 }
 interface AuditReport {
   headSeq: number
+  lastCommitAt: number
   promoted: string[]
   pending: string[]
   lost: string[]
@@ -376,7 +377,7 @@ export function contractSuite(kind: BrowserKind): void {
         60_000,
         'both views to show the same transcript',
       )
-      const delay = Date.now() - stoppedAt
+      const convergedAt = Date.now()
       received.push(await first.call<Received>('received'), await second.call<Received>('received'))
       const log = await first.call<{
         events: { type: string; data: { inputId?: string } }[]
@@ -403,7 +404,10 @@ export function contractSuite(kind: BrowserKind): void {
         promoted: promoted.length,
         pendingAtEnd: log.pending.length,
         lost: lost.length,
-        convergenceMs: delay,
+        // From the last operation a tab made until both views showed the log's head (the runners
+        // work off the queued inputs meanwhile), and from the last commit until then.
+        settledMs: convergedAt - stoppedAt,
+        convergenceMs: convergedAt - converged.report.lastCommitAt,
         problems: converged.report.problems,
       }
       console.log(`${kind.name}: two tabs ${JSON.stringify(summary)}`)

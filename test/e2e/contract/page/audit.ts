@@ -54,6 +54,8 @@ export async function readLog(client: SessionlineClient, sessionId: string): Pro
 
 export interface AuditReport {
   headSeq: number
+  /** When the last event was committed (the worker's clock). */
+  lastCommitAt: number
   events: number
   rows: number
   /** Input ids in the log (promoted), each once if all is well. */
@@ -101,6 +103,7 @@ export function audit(
   for (const id of lost) problems.push(`acknowledged input ${id} is lost`)
   return {
     headSeq: events.at(-1)?.seq ?? 0,
+    lastCommitAt: events.at(-1)?.at ?? 0,
     events: events.length,
     rows: rows.length,
     promoted,

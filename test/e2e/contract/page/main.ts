@@ -294,7 +294,7 @@ async function runChaos({ seed, durationMs, tag }: { seed: number; durationMs: n
     })
     inFlight.add(tracked)
     if (inFlight.size >= 3) await Promise.race(inFlight)
-    await sleep(Math.floor(random() * 60))
+    await sleep(Math.floor(random() * 100))
   }
   await Promise.all(inFlight)
   state.done = true
