@@ -21,7 +21,7 @@
  */
 import type { Endpoint } from 'comlink'
 import type { ChangeListener, Unsubscribe } from '../engine/types'
-import { isSessionlineError } from '../schema/errors'
+import { isSessionlineError, type SessionlineError } from '../schema/errors'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
 import { type RemoteEngine, workerGone, wrapEngine } from '../wire/remote-engine'
@@ -93,6 +93,8 @@ export function connect(
   /** Fresh workers in a row that never answered. */
   let failedStarts = 0
   let restartTimer: ReturnType<typeof setTimeout> | undefined
+  /** Why the client has no worker any more and will not start one. */
+  let gone: SessionlineError | undefined
   /** Set while a fresh worker is about to start: calls made meanwhile go to it. */
   let restarting: Promise<void> | undefined
 
@@ -156,6 +158,7 @@ export function connect(
         if (isSessionlineError(error) && error.code === 'unsupported_format') {
           link.lost = true
           link.detach()
+          gone = error
           remote.fail(error)
           for (const view of views.values()) view.connectionFailed(error)
         } else if (!isWorkerGone(error)) {
@@ -175,6 +178,7 @@ export function connect(
     dead.detach()
     const error = workerGone(reason)
     const restart = factory !== undefined && !closed && failedStarts < maxRestarts
+    if (!restart) gone = error
     // Views hear first, so the calls failing just below already know a fresh worker is coming.
     for (const view of views.values()) {
       if (restart) view.connectionLost()
@@ -294,7 +298,8 @@ export function connect(
     }
     views.set(tracked, { connectionLost, reconnected, connectionFailed })
     // A view opened while the worker is being replaced waits for the fresh one like the others.
-    if (link.lost) connectionLost()
+    if (gone) connectionFailed(gone)
+    else if (link.lost) connectionLost()
     return tracked
   }
   client.close = async () => {

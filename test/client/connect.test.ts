@@ -252,3 +252,12 @@ describe('connect without a factory: a dead worker fails the client for good', (
     await client.close()
   })
 })
+
+test('a view opened after the worker is gone for good says error at once, not reconnecting', async () => {
+  const worker = new SilentWorker()
+  const client = connect(worker)
+  worker.dispatchEvent(new Event('error'))
+  const view = client.open('s')
+  expect(view.getSnapshot()).toMatchObject({ status: 'error', error: { code: 'worker_gone' } })
+  await client.close()
+})
