@@ -267,33 +267,46 @@ export function contractSuite(kind: BrowserKind): void {
       expect(sameTail(await reader.call<Digest>('digest'), await writer.call<Digest>('digest'))).toBe(true)
     })
 
-    test('runner ownership passes through Web Locks to the other tab when the owner tab closes', async () => {
-      const config = { dbName: 'contract-owner', sessionId: 's-owner', provider: scripted(40) }
-      const owner = await open()
-      await start(owner, config)
-      const heir = await open()
-      await start(heir, config)
-      await owner.call('admit', { text: 'a long answer, please', id: 'a-1', delivery: 'steer' })
-      // The owner's runner streams the turn; the heir's inputs wait for the lock.
-      await poll(
-        () => owner.call<Snapshot>('snapshot'),
-        (s) => s.rows.some((row) => row.role === 'assistant'),
-        20_000,
-        'the owner to stream',
-      )
-      await heir.call('admit', { text: 'queued in the heir 1', id: 'b-1', delivery: 'queue' })
-      await heir.call('admit', { text: 'queued in the heir 2', id: 'b-2', delivery: 'queue' })
-      await close(owner)
-      await heir.call('waitIdle', { ms: 60_000 })
-      const report = await heir.call<AuditReport>('audit')
-      expect(report.problems).toEqual([])
-      expect([...report.promoted].sort()).toEqual(['a-1', 'b-1', 'b-2'])
-      expect(report.pending).toEqual([])
-      const log = await heir.call<{ events: { type: string; data: { reason?: string } }[] }>('log')
-      const ends = log.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
-      console.log(`${kind.name}: turn ends after the owner closed: ${ends.join(', ')}`)
-      expect(ends.length).toBeGreaterThanOrEqual(3)
-    })
+    for (const loss of ['closes', 'loses its worker'] as const) {
+      test(`runner ownership passes through Web Locks to the other tab when the owner tab ${loss}`, async () => {
+        const config = {
+          dbName: `contract-owner-${loss === 'closes' ? 'close' : 'kill'}`,
+          sessionId: 's-owner',
+          provider: scripted(40),
+        }
+        const owner = await open()
+        await start(owner, config)
+        const heir = await open()
+        await start(heir, config)
+        await owner.call('admit', { text: 'a long answer, please', id: 'a-1', delivery: 'steer' })
+        // The owner's runner streams the turn; the heir's inputs wait for the lock.
+        await poll(
+          () => owner.call<Snapshot>('snapshot'),
+          (s) => s.rows.some((row) => row.role === 'assistant'),
+          20_000,
+          'the owner to stream',
+        )
+        await heir.call('admit', { text: 'queued in the heir 1', id: 'b-1', delivery: 'queue' })
+        await heir.call('admit', { text: 'queued in the heir 2', id: 'b-2', delivery: 'queue' })
+        // Either way the owner's lock dies with its worker; a killed worker is replaced in its tab.
+        if (loss === 'closes') await close(owner)
+        else await owner.call('kill')
+        await heir.call('waitIdle', { ms: 60_000 })
+        const report = await heir.call<AuditReport>('audit')
+        expect(report.problems).toEqual([])
+        expect([...report.promoted].sort()).toEqual(['a-1', 'b-1', 'b-2'])
+        expect(report.pending).toEqual([])
+        const log = await heir.call<{ events: { type: string; data: { reason?: string } }[] }>('log')
+        const ends = log.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
+        console.log(`${kind.name}: turn ends after the owner tab ${loss}: ${ends.join(', ')}`)
+        expect(ends.length).toBeGreaterThanOrEqual(3)
+        if (loss === 'loses its worker') {
+          // The owner tab's fresh worker serves its view again, and it shows what the heir ran.
+          await owner.call('waitHead', { seq: report.headSeq, ms: 20_000 })
+          expect((await owner.call<AuditReport>('audit')).problems).toEqual([])
+        }
+      })
+    }
 
     test("a catch-up larger than the 2,000-event reset limit converges in the other tab's view", async () => {
       const config = { dbName: 'contract-catch-up', sessionId: 's-catch-up', provider: hostDriven, tail: 100 }

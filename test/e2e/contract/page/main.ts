@@ -270,7 +270,7 @@ async function runChaos({ seed, durationMs, tag }: { seed: number; durationMs: n
     const target = ids[Math.floor(random() * ids.length)]
     if (pick < 0.45 || target === undefined) {
       const id = `${tag}-${next++}`
-      op = admit(`${tag} says ${next}`, { id, delivery: random() < 0.5 ? 'steer' : 'queue' }).then((a) => {
+      op = admit(`${tag} says ${next}`, { id, delivery: random() < 0.75 ? 'steer' : 'queue' }).then((a) => {
         if ('receipt' in a) ops.admit++
         else refusal(a.error)
       })
