@@ -3,90 +3,317 @@
  * `exposeEngine`, and returns a client with every engine call plus `open`, which gives a live
  * `SessionView` of one session.
  *
- * Every call has a deadline (`timeoutMs`), and when the worker fails (an `error` event on the
- * worker, or `close` on a port) every pending and later call rejects with `worker_gone` instead
- * of waiting forever.
+ * Every call has a deadline (`timeoutMs`). A worker that dies says nothing when the browser
+ * terminates it, so the page also checks that it answers (a heartbeat with its own deadline)
+ * and listens for its `error` event. When the worker is gone, every pending call rejects with
+ * `worker_gone`. Given a factory instead of a worker, `connect` then starts a fresh worker and
+ * re-opens every view: its subscriptions come back, inputs the old worker never acknowledged are
+ * re-sent by id (an admit is idempotent by id, so nothing is admitted twice), and the view's
+ * status is `reconnecting` meanwhile. `watch` subscriptions made on the client come back too,
+ * with one `reset` change that says the listener may have missed commits.
  *
  * @example
- *   const worker = new Worker(new URL('sessionline/sessionline.worker', import.meta.url), { type: 'module' })
- *   const client = connect(worker)
+ *   const client = connect(
+ *     () => new Worker(new URL('sessionline/sessionline.worker', import.meta.url), { type: 'module' }),
+ *   )
  *   const { id } = await client.createSession({ title: 'Scratch' })
  *   const view = client.open(id) // renders 'loading', then the tail
  */
 import type { Endpoint } from 'comlink'
-import { isSessionlineError } from '../schema/errors'
+import type { ChangeListener, Unsubscribe } from '../engine/types'
+import { isSessionlineError, type SessionlineError } from '../schema/errors'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
-import { workerGone, wrapEngine } from '../wire/remote-engine'
-import { createSessionView } from './session-view'
+import { type RemoteEngine, workerGone, wrapEngine } from '../wire/remote-engine'
+import { createSessionView, type ViewConnection, type ViewEngine } from './session-view'
 import type { OpenOptions, SessionlineClient, SessionView } from './types'
 
 export interface ConnectOptions {
   /** Deadline of every call in ms (default 60 000; 0: none). A call past it rejects `timeout`. */
   timeoutMs?: number
+  /** How often the page checks that the worker still answers, in ms (default 2 000; 0: never). */
+  heartbeatMs?: number
+  /** A check unanswered for this long (ms, default 10 000) means the worker is gone. */
+  heartbeatTimeoutMs?: number
+  /** How long a fresh worker may take to answer at all (ms, default 15 000): starting one is slow. */
+  startTimeoutMs?: number
+  /** With a factory: fresh workers that may fail to answer in a row before giving up (default 3). */
+  maxRestarts?: number
 }
 
 /** A Worker and a MessagePort are both endpoints; named here so the signature reads as intended. */
 export type ConnectTarget = Worker | MessagePort | Endpoint
 
+/** Starts a worker that runs `exposeEngine`; called again for a fresh one when a worker dies. */
+export type WorkerFactory = () => ConnectTarget
+
 type FailureSource = Pick<EventTarget, 'addEventListener' | 'removeEventListener'>
 
 const FAILURE_EVENTS = ['error', 'close'] as const
 
-export function connect(target: ConnectTarget, options: ConnectOptions = {}): SessionlineClient {
-  registerErrorTransfer() // this realm's half: the worker registers its own
-  const remote = wrapEngine(target as Endpoint, { timeoutMs: options.timeoutMs ?? 60_000 })
-  const views = new Set<SessionView>()
-  let closed = false
+/** One worker and the wire to it; a fresh link replaces it when the worker dies. */
+interface Link {
+  endpoint: ConnectTarget
+  remote: RemoteEngine
+  lost: boolean
+  /** Resolves once the worker answered its handshake (never rejects). */
+  answered: Promise<boolean>
+  detach(): void
+}
 
-  const source = target as FailureSource
-  const onFailure = (event: Event) => {
-    const message = (event as ErrorEvent).message
-    remote.fail(
-      workerGone(
+/** A `watch` made on the client: re-subscribed on every fresh worker. */
+interface ClientWatch {
+  sessionId: string
+  listener: ChangeListener
+  stop: Unsubscribe | undefined
+  done: boolean
+}
+
+const isWorkerGone = (error: unknown) => isSessionlineError(error) && error.code === 'worker_gone'
+
+function terminate(endpoint: ConnectTarget): void {
+  const worker = endpoint as Partial<Pick<Worker, 'terminate'>>
+  if (typeof worker.terminate === 'function') worker.terminate()
+}
+
+export function connect(
+  target: ConnectTarget | WorkerFactory,
+  options: ConnectOptions = {},
+): SessionlineClient {
+  registerErrorTransfer() // this realm's half: the worker registers its own
+  const factory = typeof target === 'function' ? target : undefined
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const heartbeatMs = options.heartbeatMs ?? 2_000
+  const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 10_000
+  const startTimeoutMs = Math.max(options.startTimeoutMs ?? 15_000, heartbeatTimeoutMs)
+  const maxRestarts = options.maxRestarts ?? 3
+  const views = new Map<SessionView, ViewConnection>()
+  const watches = new Set<ClientWatch>()
+  let closed = false
+  /** Fresh workers in a row that never answered. */
+  let failedStarts = 0
+  let restartTimer: ReturnType<typeof setTimeout> | undefined
+  /** Why the client has no worker any more and will not start one. */
+  let gone: SessionlineError | undefined
+  /** Set while a fresh worker is about to start: calls made meanwhile go to it. */
+  let restarting: Promise<void> | undefined
+
+  function open(endpoint: ConnectTarget): Link {
+    const remote = wrapEngine(endpoint as Endpoint, { timeoutMs, handshakeTimeoutMs: startTimeoutMs })
+    let heartbeat: ReturnType<typeof setTimeout> | undefined
+    const source = endpoint as FailureSource
+    const onFailure = (event: Event) => {
+      const message = (event as ErrorEvent).message
+      lose(
+        link,
         event.type === 'close'
           ? 'the worker connection closed'
           : `the worker failed${message ? `: ${message}` : ''}`,
-      ),
+      )
+    }
+    const link: Link = {
+      endpoint,
+      remote,
+      lost: false,
+      answered: Promise.resolve(false),
+      detach() {
+        clearTimeout(heartbeat)
+        for (const type of FAILURE_EVENTS) source.removeEventListener?.(type, onFailure)
+      },
+    }
+    for (const type of FAILURE_EVENTS) source.addEventListener?.(type, onFailure)
+
+    /** Resolves whether a running worker answered a check within heartbeatTimeoutMs. */
+    const answers = () =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), heartbeatTimeoutMs)
+        remote.handshake().then(
+          () => {
+            clearTimeout(timer)
+            resolve(true)
+          },
+          (error: unknown) => {
+            clearTimeout(timer)
+            resolve(isWorkerGone(error)) // already lost: nothing more to do here
+          },
+        )
+      })
+    const beat = () => {
+      if (heartbeatMs <= 0 || link.lost) return
+      heartbeat = setTimeout(() => {
+        void answers().then((answered) => {
+          if (answered) beat()
+          else lose(link, `the worker did not answer within ${heartbeatTimeoutMs} ms`)
+        })
+      }, heartbeatMs)
+    }
+    link.answered = remote.handshake().then(
+      () => {
+        beat()
+        return true
+      },
+      (error: unknown) => {
+        // A worker built from another version of the library cannot serve this page: fail every
+        // call with that reason rather than with puzzling errors later.
+        if (isSessionlineError(error) && error.code === 'unsupported_format') {
+          link.lost = true
+          link.detach()
+          gone = error
+          remote.fail(error)
+          for (const view of views.values()) view.connectionFailed(error)
+        } else if (!isWorkerGone(error)) {
+          lose(link, `the worker did not start within ${startTimeoutMs} ms`)
+        }
+        return false
+      },
     )
+    return link
   }
-  for (const type of FAILURE_EVENTS) source.addEventListener(type, onFailure)
-  // A worker built from another version of the library cannot serve this page: fail every call
-  // with that reason rather than with puzzling errors later. A slow first answer is no failure.
-  remote.handshake().catch((error: unknown) => {
-    if (isSessionlineError(error) && error.code === 'unsupported_format') remote.fail(error)
-  })
+
+  let link = open(factory ? factory() : (target as ConnectTarget))
+
+  function lose(dead: Link, reason: string): void {
+    if (dead.lost || dead !== link) return
+    dead.lost = true
+    dead.detach()
+    const error = workerGone(reason)
+    const restart = factory !== undefined && !closed && failedStarts < maxRestarts
+    if (!restart) gone = error
+    // Views hear first, so the calls failing just below already know a fresh worker is coming.
+    for (const view of views.values()) {
+      if (restart) view.connectionLost()
+      else view.connectionFailed(error)
+    }
+    dead.remote.fail(error)
+    // Comlink's release waits for an answer a dead worker never sends: terminate instead.
+    terminate(dead.endpoint)
+    if (!restart) return
+    // The first restart is immediate; a worker that keeps failing to start gets a growing pause.
+    const pause = failedStarts === 0 ? 0 : Math.min(100 * 2 ** failedStarts, 2_000)
+    let started: () => void = () => undefined
+    restarting = new Promise((resolve) => {
+      started = resolve
+    })
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined
+      restarting = undefined
+      started()
+      if (closed) return
+      const fresh = open(factory())
+      link = fresh
+      void fresh.answered.then((answered) => {
+        if (fresh !== link || fresh.lost || closed) return
+        if (!answered) return
+        failedStarts = 0
+        for (const view of views.values()) view.reconnected()
+        for (const watch of watches) void resubscribe(watch, fresh)
+      })
+      failedStarts++
+    }, pause)
+  }
+
+  async function resubscribe(watch: ClientWatch, on: Link): Promise<void> {
+    if (watch.done) return
+    try {
+      const stop = await on.remote.watch(watch.sessionId, watch.listener)
+      if (watch.done || on !== link) {
+        stop()
+        return
+      }
+      watch.stop = stop
+      const info = await on.remote.getSession(watch.sessionId)
+      if (watch.done) return
+      // Commits made while no worker listened were never pushed: tell the listener to re-read.
+      watch.listener({
+        sessionId: watch.sessionId,
+        durable: true,
+        headSeq: info?.headSeq ?? 0,
+        messages: [],
+        inputs: [],
+        views: {},
+        reset: true,
+      })
+    } catch {
+      // The fresh worker died too: the next one subscribes again.
+    }
+  }
+
+  /** The worker a call goes to: the current one, or the fresh one about to start. */
+  async function current(): Promise<RemoteEngine> {
+    if (restarting) await restarting
+    return link.remote
+  }
+  type Call = (...args: unknown[]) => Promise<unknown>
+  const through =
+    (method: Exclude<(typeof ENGINE_METHODS)[number], 'close'>): Call =>
+    async (...args) => {
+      const remote = await current()
+      return (remote[method] as Call).apply(remote, args)
+    }
+
+  /** What views call: always the current worker, so a re-opened view talks to the fresh one. */
+  const viewEngine = {} as ViewEngine
+  for (const method of [
+    'page',
+    'pending',
+    'projection',
+    'watch',
+    'admit',
+    'cancel',
+    'edit',
+    'interrupt',
+  ] as const)
+    (viewEngine as unknown as Record<string, Call>)[method] = through(method)
 
   const client = {} as SessionlineClient
   const calls = client as unknown as Record<string, unknown>
   for (const method of ENGINE_METHODS) {
-    if (method === 'close') continue
-    calls[method] = remote[method].bind(remote)
+    if (method === 'close' || method === 'watch') continue
+    calls[method] = through(method)
+  }
+  client.watch = async (sessionId, listener) => {
+    const stop = await (await current()).watch(sessionId, listener)
+    const watch: ClientWatch = { sessionId, listener, stop, done: false }
+    watches.add(watch)
+    return () => {
+      if (watch.done) return
+      watch.done = true
+      watches.delete(watch)
+      watch.stop?.()
+    }
   }
   client.open = (sessionId: string, openOptions?: OpenOptions): SessionView => {
-    const view = createSessionView(client, sessionId, openOptions)
+    const view = createSessionView(viewEngine, sessionId, openOptions)
     if (closed) {
       view.dispose()
       return view
     }
-    const dispose = view.dispose
+    const { connectionLost, reconnected, connectionFailed, ...visible } = view
     const tracked: SessionView = {
-      ...view,
+      ...visible,
       dispose() {
         views.delete(tracked)
-        dispose()
+        view.dispose()
       },
     }
-    views.add(tracked)
+    views.set(tracked, { connectionLost, reconnected, connectionFailed })
+    // A view opened while the worker is being replaced waits for the fresh one like the others.
+    if (gone) connectionFailed(gone)
+    else if (link.lost) connectionLost()
     return tracked
   }
   client.close = async () => {
     if (closed) return
     closed = true
-    for (const view of [...views]) view.dispose()
-    for (const type of FAILURE_EVENTS) source.removeEventListener(type, onFailure)
-    remote.fail(workerGone('the client was closed'))
-    remote.release()
+    clearTimeout(restartTimer)
+    restarting = undefined
+    for (const view of [...views.keys()]) view.dispose()
+    for (const watch of [...watches]) watch.done = true
+    watches.clear()
+    link.lost = true
+    link.detach()
+    link.remote.fail(workerGone('the client was closed'))
+    link.remote.release()
   }
   return client
 }

@@ -42,6 +42,19 @@ export type ViewEngine = Pick<
   'page' | 'pending' | 'projection' | 'watch' | 'admit' | 'cancel' | 'edit' | 'interrupt'
 >
 
+/**
+ * How `connect` tells a view about its worker: gone with a fresh one on its way, answering
+ * again, or gone for good. Not part of the public view; an in-process engine never calls it.
+ */
+export interface ViewConnection {
+  /** Say `reconnecting`, keep what is shown, and hold admits the dead worker never answered. */
+  connectionLost(): void
+  /** Re-subscribe, re-read, and re-send the held admits by id. */
+  reconnected(): void
+  /** Say `error` with `error`; held admits fail with it. */
+  connectionFailed(error: SessionlineError): void
+}
+
 const NO_OUTLINE: readonly TurnOutlineEntry[] = Object.freeze([])
 const NO_ROWS: readonly TimelineRow[] = Object.freeze([])
 
@@ -64,11 +77,13 @@ function shallowEqual(a: TimelineSnapshot, b: TimelineSnapshot): boolean {
   return keys.length === Object.keys(b).length && keys.every((key) => Object.is(a[key], b[key]))
 }
 
+const isWorkerGone = (error: unknown) => isSessionlineError(error) && error.code === 'worker_gone'
+
 export function createSessionView(
   engine: ViewEngine,
   sessionId: string,
   options: OpenOptions = {},
-): SessionView {
+): SessionView & ViewConnection {
   const tail = options.tail ?? DEFAULT_PAGE_LIMIT
   const filter: WindowFilter = { includeInactive: options.includeInactive ?? false }
 
@@ -88,6 +103,10 @@ export function createSessionView(
   const late = new Map<string, { message: SessionMessage; headSeq: number }>()
   let olderInFlight = 0
   const admitting = new Map<string, Promise<InputReceipt>>()
+  /** 'down' while a fresh worker is on its way: admits that met the dead one wait for it. */
+  let connection: 'up' | 'down' | 'failed' = 'up'
+  let connectionError: SessionlineError | undefined
+  let waiters: Array<{ resolve(): void; reject(error: SessionlineError): void }> = []
 
   /** Superseded turns (an import's history before a compaction) reach the rail only with `includeInactive`. */
   const readableOutline = (entries: readonly TurnOutlineEntry[]) =>
@@ -192,7 +211,8 @@ export function createSessionView(
     try {
       if (unsubscribe === undefined) {
         const stop = await engine.watch(sessionId, onChange)
-        if (disposed) {
+        // Disposed, or the worker was replaced meanwhile: the read of the fresh one subscribes.
+        if (disposed || gen !== generation) {
           stop()
           return
         }
@@ -301,7 +321,7 @@ export function createSessionView(
     const { id } = request
     inbox.sending(id, request.text, request.delivery)
     publish()
-    const sent = engine.admit(sessionId, request).then(
+    const sent = deliver(request).then(
       (receipt) => {
         inbox.applyReceipt(receipt)
         if (!disposed) publish()
@@ -320,6 +340,37 @@ export function createSessionView(
     }
     sent.then(forget, forget)
     return sent
+  }
+
+  /** Waits until a fresh worker answers (or fails with why it never will). */
+  function nextConnection(): Promise<void> {
+    if (connection === 'up') return Promise.resolve()
+    if (connection === 'failed') return Promise.reject(connectionError)
+    return new Promise((resolve, reject) => waiters.push({ resolve, reject }))
+  }
+
+  /**
+   * Admits `request`, and again on each fresh worker while the old one died before answering:
+   * the engine answers a repeated id with the receipt it stored, so a re-send never doubles it.
+   */
+  async function deliver(request: { id: string; text: string; delivery: Delivery }): Promise<InputReceipt> {
+    for (;;) {
+      try {
+        return await engine.admit(sessionId, request)
+      } catch (thrown) {
+        if (!isWorkerGone(thrown) || connection !== 'down' || disposed) throw thrown
+        await nextConnection()
+      }
+    }
+  }
+
+  function settleWaiters(error?: SessionlineError): void {
+    const waiting = waiters
+    waiters = []
+    for (const waiter of waiting) {
+      if (error) waiter.reject(error)
+      else waiter.resolve()
+    }
   }
 
   /** Waits for an admit of `id` still on its way; whether it failed is read from the inbox after. */
@@ -381,12 +432,42 @@ export function createSessionView(
       return jump(seq)
     },
     interrupt: () => engine.interrupt(sessionId),
+    connectionLost() {
+      if (disposed || connection !== 'up') return
+      connection = 'down'
+      generation++ // answers of the dead worker no longer count
+      buffered = []
+      unsubscribe?.()
+      unsubscribe = undefined
+      status = 'reconnecting'
+      publish()
+    },
+    reconnected() {
+      if (disposed || connection !== 'down') return
+      connection = 'up'
+      settleWaiters()
+      void read(generation) // re-subscribes first, then re-reads: nothing in the gap is missed
+    },
+    connectionFailed(failure) {
+      if (disposed || connection === 'failed') return
+      connection = 'failed'
+      connectionError = failure
+      generation++
+      buffered = undefined
+      unsubscribe?.()
+      unsubscribe = undefined
+      status = 'error'
+      error = failure
+      settleWaiters(failure)
+      publish()
+    },
     dispose() {
       if (disposed) return
       disposed = true
       buffered = undefined
       unsubscribe?.()
       unsubscribe = undefined
+      settleWaiters(new SessionlineError('aborted', `the view of ${sessionId} was disposed`))
     },
   }
 }

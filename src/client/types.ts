@@ -28,10 +28,12 @@ export type TimelineRow =
 
 export interface TimelineSnapshot {
   /**
-   * `upgraded`: a newer version of the app upgraded the database in another tab; this view has
-   * stopped and `error` says to reload (its code `storage_unavailable`, `details.reason` 'upgraded').
+   * `reconnecting`: the worker died and a fresh one is starting (rows stay shown, admits wait
+   * for it). `upgraded`: a newer version of the app upgraded the database in another tab; this
+   * view has stopped and `error` says to reload (its code `storage_unavailable`, `details.reason`
+   * 'upgraded').
    */
-  status: 'loading' | 'ready' | 'error' | 'upgraded'
+  status: 'loading' | 'ready' | 'error' | 'reconnecting' | 'upgraded'
   error?: SessionlineError
   /** Loaded window of transcript rows in seq order, then pending steers in admission order. */
   rows: readonly TimelineRow[]

@@ -2,10 +2,12 @@ import type { Endpoint } from 'comlink'
 import * as Comlink from 'comlink'
 import { afterEach, describe, expect, test } from 'vitest'
 import { connect } from '../../src/client/connect'
+import type { SessionlineClient } from '../../src/client/types'
 import type { SessionChange } from '../../src/engine/types'
 import { isSessionlineError } from '../../src/schema/errors'
 import { changeFeed } from '../support/feed'
-import { openPage, type Page, turnEvents } from './harness'
+import { openPage, type Page, record, turnEvents, until } from './harness'
+import { createFleet, type Fleet, witness } from './mortal-workers'
 
 let page: Page | undefined
 afterEach(async () => {
@@ -131,4 +133,131 @@ describe('connect', () => {
     expect(codeOf(await pending)).toBe('worker_gone')
     await expect(client.getSession('x')).rejects.toMatchObject({ code: 'worker_gone' })
   })
+})
+
+describe('connect with a worker factory: a dead worker is noticed and replaced', () => {
+  let fleet: Fleet | undefined
+  let client: SessionlineClient | undefined
+  afterEach(async () => {
+    await client?.close()
+    client = undefined
+    await fleet?.close()
+    fleet = undefined
+  })
+  /** Quick heartbeats, so a silent death is noticed in a few tens of ms. */
+  const quick = { heartbeatMs: 10, heartbeatTimeoutMs: 150, startTimeoutMs: 300 }
+
+  async function started() {
+    fleet = createFleet()
+    client = connect(fleet.factory, quick)
+    const { id } = await client.createSession({ id: 's-restart' })
+    return { fleet, client, id }
+  }
+
+  test('a silent death (no event) rejects the calls in flight with worker_gone, and later calls reach a fresh worker', async () => {
+    const { fleet, client, id } = await started()
+    fleet.killOn('getSession', 'before-call')
+    await expect(client.getSession(id)).rejects.toMatchObject({ code: 'worker_gone' })
+    expect(fleet.workers.length).toBeGreaterThanOrEqual(1)
+    expect(await client.getSession(id)).toMatchObject({ id })
+    expect(fleet.workers.length).toBe(2)
+    expect(fleet.current().alive).toBe(true)
+  })
+
+  for (const when of ['before-call', 'before-answer'] as const) {
+    test(`an admit the worker died ${when === 'before-call' ? 'before running' : 'after running but before answering'} is re-sent by id and admitted once`, async () => {
+      const { fleet, client, id } = await started()
+      const view = client.open(id)
+      await until(view, (s) => s.status === 'ready')
+      const seen = record(view)
+      fleet.killOn('admit', when)
+      const receipt = await view.admit('survives the worker', { id: 'in-1', delivery: 'queue' })
+      expect(receipt).toMatchObject({ id: 'in-1', seq: 1, status: 'pending' })
+      expect(seen.map((s) => s.status)).toContain('reconnecting')
+      await until(view, (s) => s.status === 'ready' && s.queued.length === 1)
+      // Nothing doubled: one receipt, and the next input takes the next admission seq.
+      const truth = witness(fleet)
+      expect((await truth.pending(id)).map((r) => [r.id, r.seq])).toEqual([['in-1', 1]])
+      expect(await view.admit('next', { id: 'in-2', delivery: 'queue' })).toMatchObject({ seq: 2 })
+      expect(view.getSnapshot().queued.map((input) => [input.id, input.state])).toEqual([
+        ['in-1', 'pending'],
+        ['in-2', 'pending'],
+      ])
+      await truth.close()
+    })
+  }
+
+  test('a re-opened view shows what was committed while no worker served it, and hears commits again', async () => {
+    const { fleet, client, id } = await started()
+    const view = client.open(id)
+    await until(view, (s) => s.status === 'ready')
+    fleet.stillborn = true // the next workers never answer, so the gap stays open
+    fleet.kill()
+    await until(view, (s) => s.status === 'reconnecting')
+    const other = witness(fleet)
+    await other.append(id, turnEvents(1))
+    fleet.stillborn = false
+    const back = await until(view, (s) => s.status === 'ready')
+    expect(back.rows.map((row) => row.key)).toEqual(['u-1', 'a-1'])
+    await other.append(id, turnEvents(2))
+    await other.close()
+    // The fresh worker's engine reads the log the other engine wrote only when told; a commit
+    // through the client goes through the fresh worker and reaches the view through its feed.
+    await client.admit(id, { id: 'after', text: 'after the restart' })
+    const heard = await until(view, (s) => s.rows.some((row) => row.key === 'after'))
+    expect(heard.status).toBe('ready')
+  })
+
+  test('a watch made on the client comes back on the fresh worker, first with a reset change', async () => {
+    const { fleet, client, id } = await started()
+    const feed = changeFeed()
+    await client.watch(id, feed.listener)
+    fleet.kill()
+    await feed.until((changes) => changes.some((change) => change.reset === true))
+    await client.admit(id, { id: 'w-after', text: 'heard again' })
+    await feed.until((changes) => changes.some((change) => change.inputs.some((r) => r.id === 'w-after')))
+    expect(fleet.workers.length).toBe(2)
+  })
+
+  test('after maxRestarts fresh workers that never answer, the view and held admits fail with worker_gone', async () => {
+    fleet = createFleet()
+    client = connect(fleet.factory, { ...quick, maxRestarts: 2 })
+    const { id } = await client.createSession({ id: 's-doomed' })
+    const view = client.open(id)
+    await until(view, (s) => s.status === 'ready')
+    fleet.stillborn = true
+    fleet.killOn('admit', 'before-call')
+    const admitted = view.admit('never served', { id: 'lost-1' }).catch((e: unknown) => e)
+    expect(codeOf(await admitted)).toBe('worker_gone')
+    const s = await until(view, (snapshot) => snapshot.status === 'error')
+    expect(s.error?.code).toBe('worker_gone')
+    expect(s.rows.find((row) => row.key === 'lost-1')).toMatchObject({ input: { state: 'failed' } })
+    // The first worker, then two fresh ones that never answered: no more.
+    expect(fleet.workers.length).toBe(3)
+    await expect(client.listSessions()).rejects.toMatchObject({ code: 'worker_gone' })
+  })
+})
+
+describe('connect without a factory: a dead worker fails the client for good', () => {
+  test('a worker that stops answering (no event) rejects pending calls with worker_gone, not timeout', async () => {
+    page = await openPage({ timeoutMs: 0, heartbeatMs: 10, heartbeatTimeoutMs: 100 })
+    await page.client.listSessions()
+    page.stall(true)
+    await expect(page.client.listSessions()).rejects.toMatchObject({ code: 'worker_gone' })
+  })
+
+  test('a worker that never answers its first call is gone after startTimeoutMs', async () => {
+    const client = connect(new SilentWorker(), { timeoutMs: 0, heartbeatTimeoutMs: 50, startTimeoutMs: 50 })
+    await expect(client.listSessions()).rejects.toMatchObject({ code: 'worker_gone' })
+    await client.close()
+  })
+})
+
+test('a view opened after the worker is gone for good says error at once, not reconnecting', async () => {
+  const worker = new SilentWorker()
+  const client = connect(worker)
+  worker.dispatchEvent(new Event('error'))
+  const view = client.open('s')
+  expect(view.getSnapshot()).toMatchObject({ status: 'error', error: { code: 'worker_gone' } })
+  await client.close()
 })

@@ -1,0 +1,4 @@
+import { chromiumKind } from './drivers/chromium'
+import { contractSuite } from './scenarios'
+
+contractSuite(chromiumKind)

@@ -1,0 +1,4 @@
+import { firefoxKind } from './drivers/firefox'
+import { contractSuite } from './scenarios'
+
+contractSuite(firefoxKind)

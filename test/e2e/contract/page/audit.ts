@@ -1,0 +1,114 @@
+/**
+ * What the contract suite checks after every fault, inside the page: the log is read whole and
+ * consistently (read twice; equal heads mean nothing committed in between), then compared with a
+ * replay of the pure folds, and with what this page was told.
+ */
+import type { SessionlineClient } from '../../../../src/client/types'
+import { replay } from '../../../../src/core/projection'
+import { replayTranscript } from '../../../../src/core/transcript'
+import { turnOutline } from '../../../../src/core/turn-outline'
+import type { StoredEvent } from '../../../../src/schema/events'
+import type { InputReceipt } from '../../../../src/schema/inputs'
+import type { SessionMessage } from '../../../../src/schema/messages'
+
+export interface LogRead {
+  events: StoredEvent[]
+  rows: SessionMessage[]
+  pending: InputReceipt[]
+  outline: unknown
+}
+
+async function allEvents(client: SessionlineClient, sessionId: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = []
+  for (;;) {
+    const batch = await client.events(sessionId, { afterSeq: events.at(-1)?.seq ?? 0, limit: 10_000 })
+    events.push(...batch)
+    if (batch.length < 10_000) return events
+  }
+}
+
+async function allRows(client: SessionlineClient, sessionId: string): Promise<SessionMessage[]> {
+  const pages: SessionMessage[][] = []
+  let beforeSeq: number | undefined
+  for (;;) {
+    const page = await client.page(sessionId, { limit: 1000, includeInactive: true, beforeSeq })
+    pages.unshift(page.messages)
+    if (!page.hasOlder || page.messages.length === 0) return pages.flat()
+    beforeSeq = page.baseSeq
+  }
+}
+
+/** The whole log, its rows, the inbox and the outline, as of one head. */
+export async function readLog(client: SessionlineClient, sessionId: string): Promise<LogRead> {
+  for (let attempt = 0; ; attempt++) {
+    const events = await allEvents(client, sessionId)
+    const [rows, pending, outline] = await Promise.all([
+      allRows(client, sessionId),
+      client.pending(sessionId),
+      client.projection(sessionId, 'turnOutline'),
+    ])
+    const again = await client.events(sessionId, { afterSeq: events.at(-1)?.seq ?? 0, limit: 1 })
+    if (again.length === 0 || attempt >= 50) return { events, rows, pending, outline }
+  }
+}
+
+export interface AuditReport {
+  headSeq: number
+  /** When the last event was committed (the worker's clock). */
+  lastCommitAt: number
+  events: number
+  rows: number
+  /** Input ids in the log (promoted), each once if all is well. */
+  promoted: string[]
+  pending: string[]
+  /** Acknowledged inputs (receipts this page got) found neither pending, promoted nor cancelled. */
+  lost: string[]
+  problems: string[]
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * Checks `log` against the folds and against `acknowledged` (ids whose receipt this page holds)
+ * and `cancelled` (ids whose cancel this page was told succeeded).
+ */
+export function audit(
+  log: LogRead,
+  acknowledged: Iterable<string>,
+  cancelled: Iterable<string>,
+): AuditReport {
+  const problems: string[] = []
+  const { events, rows, pending } = log
+  events.forEach((event, i) => {
+    if (event.seq !== i + 1) problems.push(`seq ${event.seq} at position ${i + 1}: not dense`)
+  })
+  const replayed = replayTranscript(events)
+  if (!same(rows, replayed)) problems.push(`rows (${rows.length}) differ from a replay (${replayed.length})`)
+  const outline = turnOutline.view(replay(turnOutline, events))
+  if (!same(log.outline, outline)) problems.push('outline differs from a replay')
+  const promoted: string[] = []
+  const seen = new Set<string>()
+  for (const event of events) {
+    if (event.type !== 'user/message') continue
+    const id = event.data.inputId
+    if (seen.has(id)) problems.push(`input ${id} promoted twice`)
+    seen.add(id)
+    promoted.push(id)
+  }
+  const pendingIds = pending.map((receipt) => receipt.id)
+  for (const id of pendingIds) if (seen.has(id)) problems.push(`input ${id} both pending and promoted`)
+  const gone = new Set(cancelled)
+  const present = new Set([...pendingIds, ...promoted])
+  const lost = [...acknowledged].filter((id) => !present.has(id) && !gone.has(id))
+  for (const id of lost) problems.push(`acknowledged input ${id} is lost`)
+  return {
+    headSeq: events.at(-1)?.seq ?? 0,
+    lastCommitAt: events.at(-1)?.at ?? 0,
+    events: events.length,
+    rows: rows.length,
+    promoted,
+    pending: pendingIds,
+    lost,
+    problems,
+  }
+}

@@ -1,0 +1,433 @@
+/**
+ * The contract page: runs the engine in a module worker (started by a factory, so `connect` can
+ * replace it when it dies) and exposes `window.contract.call(name, args)` to the suite. Every
+ * answer is plain JSON, `{ ok: true, value }` or `{ ok: false, error }`, so the three drivers
+ * (Playwright, Puppeteer over BiDi, WebDriver classic) read it the same way.
+ */
+import { connect } from '../../../../src/client/connect'
+import type { SessionlineClient, SessionView, TimelineSnapshot } from '../../../../src/client/types'
+import { isSessionlineError } from '../../../../src/schema/errors'
+import type { SessionEvent } from '../../../../src/schema/events'
+import type { InputReceipt } from '../../../../src/schema/inputs'
+import type { SessionMessage } from '../../../../src/schema/messages'
+import type { ProviderConfig } from '../../../../src/schema/provider'
+import { type AuditReport, audit, readLog } from './audit'
+import { compareWithFrozen, loadFrozen, openNewerVersion } from './upgrade'
+
+interface StartConfig {
+  dbName: string
+  sessionId: string
+  provider: ProviderConfig
+  heartbeatMs?: number
+  heartbeatTimeoutMs?: number
+  timeoutMs?: number
+  tail?: number
+}
+
+interface Trace {
+  at: number
+  status: TimelineSnapshot['status']
+  headSeq: number
+}
+
+let client: SessionlineClient | undefined
+let view: SessionView | undefined
+let sessionId = ''
+let worker: Worker | undefined
+let workersStarted = 0
+const traces: Trace[] = []
+/** Per watched key: the kind of its row in every snapshot since `watchKey` ('none' when absent). */
+const keyTraces = new Map<string, string[]>()
+const acknowledged = new Map<string, InputReceipt>()
+const cancelled = new Set<string>()
+const failedAdmits = new Map<string, string>()
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const codeOf = (error: unknown) => (isSessionlineError(error) ? error.code : String(error))
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`${what}: call start first`)
+  return value
+}
+
+/** Resolves once `ok()` holds, checked at every snapshot and every 50 ms; rejects after `ms`. */
+async function until(ok: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`gave up after ${ms} ms waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
+function onSnapshot(): void {
+  const s = need(view, 'view').getSnapshot()
+  traces.push({ at: Date.now(), status: s.status, headSeq: s.headSeq })
+  for (const [key, kinds] of keyTraces) {
+    const row = s.rows.find((r) => r.key === key) ?? s.queued.find((input) => input.id === key)
+    kinds.push(row === undefined ? 'none' : 'kind' in row ? row.kind : 'queued')
+  }
+}
+
+function summary(s: TimelineSnapshot) {
+  return {
+    status: s.status,
+    error: s.error?.code,
+    headSeq: s.headSeq,
+    rows: s.rows.map((row) =>
+      row.kind === 'message'
+        ? { key: row.key, kind: row.kind, role: row.message.role, seq: row.message.seq }
+        : { key: row.key, kind: row.kind, state: row.input.state },
+    ),
+    queued: s.queued.map((input) => ({ id: input.id, state: input.state })),
+    outline: s.outline.length,
+  }
+}
+
+/**
+ * A row as text for comparing. A streaming row's text may run ahead of the log in the tab whose
+ * worker streams it (live previews are not durable), so only its identity is compared.
+ */
+const rowText = (message: SessionMessage) =>
+  JSON.stringify(
+    message.status === 'streaming' ? { id: message.id, seq: message.seq, status: message.status } : message,
+  )
+
+/** The view's transcript rows as text (what a user sees), to compare two tabs. */
+function viewDigest(): { headSeq: number; rows: string[] } {
+  const s = need(view, 'view').getSnapshot()
+  return {
+    headSeq: s.headSeq,
+    rows: s.rows.flatMap((row) => (row.kind === 'message' ? [rowText(row.message)] : [])),
+  }
+}
+
+/** Admits sent and not answered yet. */
+let admitsInFlight = 0
+
+async function admit(text: string, options: { id: string; delivery?: 'steer' | 'queue' }) {
+  admitsInFlight++
+  try {
+    const receipt = await need(view, 'view').admit(text, options)
+    acknowledged.set(receipt.id, receipt)
+    return { receipt }
+  } catch (error) {
+    failedAdmits.set(options.id, codeOf(error))
+    return { error: codeOf(error) }
+  } finally {
+    admitsInFlight--
+  }
+}
+
+function turnEvents(turn: number): SessionEvent[] {
+  const messageId = `a-${turn}`
+  return [
+    { type: 'turn/start', data: { turn } },
+    {
+      type: 'user/message',
+      data: { inputId: `u-${turn}`, text: `question ${turn}`, delivery: 'steer', source: 'user' },
+    },
+    { type: 'step/start', data: { turn, step: 1 } },
+    { type: 'assistant/start', data: { messageId, turn, step: 1 } },
+    { type: 'assistant/delta', data: { messageId, text: `answer ${turn}` } },
+    { type: 'assistant/end', data: { messageId, finish: 'stop' } },
+    { type: 'step/end', data: { turn, step: 1 } },
+    { type: 'turn/end', data: { turn, reason: 'completed' } },
+  ]
+}
+
+async function auditNow(): Promise<AuditReport & { view: string[] }> {
+  const c = need(client, 'client')
+  const report = audit(await readLog(c, sessionId), acknowledged.keys(), cancelled)
+  // The view reaches the log's head and shows its tail (what the engine serves, active rows).
+  const problems: string[] = []
+  try {
+    await until(() => need(view, 'view').getSnapshot().headSeq >= report.headSeq, 10_000, 'the view')
+    // Compared at one head: a commit between the two reads (the runner goes on) means read again.
+    let compared = false
+    for (let attempt = 0; attempt < 100 && !compared; attempt++) {
+      const page = await c.page(sessionId, { limit: 1000 })
+      const digest = viewDigest()
+      if (digest.headSeq !== page.headSeq) {
+        await sleep(20)
+        continue
+      }
+      compared = true
+      const tail = page.messages.slice(-digest.rows.length).map(rowText)
+      if (JSON.stringify(digest.rows) !== JSON.stringify(tail))
+        problems.push('the view rows differ from the tail the engine serves')
+    }
+    if (!compared) problems.push('the view never showed the head the engine serves')
+    const s = view!.getSnapshot()
+    if (s.status !== 'ready') problems.push(`the view is ${s.status}`)
+  } catch (error) {
+    problems.push(String(error))
+  }
+  return { ...report, problems: [...report.problems, ...problems], view: problems }
+}
+
+/**
+ * One round of the fault injection: a steer starts a streamed turn, more inputs are admitted at
+ * random moments, and the worker is terminated at a random moment among them. Resolves after
+ * the fresh worker serves the view again and every admit settled, with the audit.
+ */
+async function faultRound({ seed, round }: { seed: number; round: number }) {
+  const random = mulberry32(seed * 7919 + round)
+  const before = workersStarted
+  const count = 3 + Math.floor(random() * 3)
+  const offsets = Array.from({ length: count }, (_, i) => (i === 0 ? 0 : Math.floor(random() * 600))).sort(
+    (a, b) => a - b,
+  )
+  const killAt = 30 + Math.floor(random() * 500)
+  const ids = offsets.map((_, i) => `r${round}-${i}`)
+  const sent = offsets.map((offset, i) =>
+    sleep(offset).then(() =>
+      admit(`round ${round} input ${i}`, { id: ids[i]!, delivery: random() < 0.6 ? 'steer' : 'queue' }),
+    ),
+  )
+  const killed = sleep(killAt).then(() => {
+    const shown = need(view, 'view').getSnapshot().rows
+    const streaming = shown.some((row) => row.kind === 'message' && row.message.status === 'streaming')
+    const inFlight = admitsInFlight
+    worker?.terminate() // the injection: as the browser kills a worker, no event anywhere
+    return { streaming, inFlight }
+  })
+  const answers = await Promise.all(sent)
+  const atKill = await killed
+  await until(
+    () => workersStarted > before && need(view, 'view').getSnapshot().status === 'ready',
+    30_000,
+    'a fresh worker serving the view',
+  ).catch((error: unknown) => {
+    const s = need(view, 'view').getSnapshot()
+    throw new Error(
+      `${String(error)} (workers ${before} → ${workersStarted}, view ${s.status} ${s.error?.message ?? ''})`,
+    )
+  })
+  const report = await auditNow()
+  const ok = answers.filter((a) => 'receipt' in a).length
+  return {
+    round,
+    killAtMs: killAt,
+    streamingAtKill: atKill.streaming,
+    admitsInFlightAtKill: atKill.inFlight,
+    // Sent after the kill, so to the dead worker (it is noticed only after heartbeatTimeoutMs).
+    admittedAfterKill: offsets.filter((offset) => offset > killAt).length,
+    admitted: count,
+    acknowledged: ok,
+    failed: count - ok,
+    lost: report.lost.length,
+    headSeq: report.headSeq,
+    problems: report.problems,
+  }
+}
+
+interface ChaosOps {
+  admit: number
+  cancel: number
+  edit: number
+  promote: number
+  refused: number
+  unexpected: string[]
+}
+let chaos: { done: boolean; ops: ChaosOps; lastOpAt: number; error?: string } | undefined
+
+/** Admits, cancels, edits and promotes in random order for `durationMs`, a few calls in flight. */
+async function runChaos({ seed, durationMs, tag }: { seed: number; durationMs: number; tag: string }) {
+  const random = mulberry32(seed)
+  const ops: ChaosOps = { admit: 0, cancel: 0, edit: 0, promote: 0, refused: 0, unexpected: [] }
+  const state = { done: false, ops, lastOpAt: Date.now() }
+  chaos = state
+  const c = need(client, 'client')
+  const v = need(view, 'view')
+  const mine = () =>
+    [...v.getSnapshot().queued, ...v.getSnapshot().rows.flatMap((r) => (r.kind === 'input' ? [r.input] : []))]
+      .filter((input) => input.id.startsWith(`${tag}-`) && input.state === 'pending')
+      .map((input) => input.id)
+  const refusal = (error: unknown) => {
+    const code = codeOf(error)
+    // An input promoted or cancelled meanwhile, or a promote at the wrong moment, is refused.
+    if (code === 'invalid_state' || code === 'not_found' || code === 'conflict') ops.refused++
+    else ops.unexpected.push(code)
+  }
+  const end = Date.now() + durationMs
+  let next = 0
+  const inFlight = new Set<Promise<unknown>>()
+  while (Date.now() < end) {
+    const pick = random()
+    let op: Promise<unknown>
+    const ids = mine()
+    const target = ids[Math.floor(random() * ids.length)]
+    if (pick < 0.45 || target === undefined) {
+      const id = `${tag}-${next++}`
+      op = admit(`${tag} says ${next}`, { id, delivery: random() < 0.75 ? 'steer' : 'queue' }).then((a) => {
+        if ('receipt' in a) ops.admit++
+        else refusal(a.error)
+      })
+    } else if (pick < 0.65) {
+      op = v.cancel(target).then(() => {
+        cancelled.add(target)
+        ops.cancel++
+      }, refusal)
+    } else if (pick < 0.9) {
+      op = v.edit(target, `${target} edited ${Math.floor(random() * 1000)}`).then(() => {
+        ops.edit++
+      }, refusal)
+    } else {
+      op = c.promote(sessionId, 'checkpoint').then(() => {
+        ops.promote++
+      }, refusal)
+    }
+    const tracked = op.finally(() => {
+      state.lastOpAt = Date.now()
+      inFlight.delete(tracked)
+    })
+    inFlight.add(tracked)
+    if (inFlight.size >= 3) await Promise.race(inFlight)
+    await sleep(Math.floor(random() * 100))
+  }
+  await Promise.all(inFlight)
+  state.done = true
+}
+
+const api: Record<string, (args: never) => unknown> = {
+  features: () => ({
+    locks: typeof navigator.locks?.request === 'function',
+    broadcastChannel: typeof BroadcastChannel === 'function',
+    indexedDB: typeof indexedDB !== 'undefined',
+    storageEstimate: typeof navigator.storage?.estimate === 'function',
+    userAgent: navigator.userAgent,
+  }),
+
+  async start(config: StartConfig) {
+    sessionId = config.sessionId
+    const workerName = JSON.stringify({ dbName: config.dbName, provider: config.provider })
+    client = connect(
+      () => {
+        workersStarted++
+        worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: workerName })
+        return worker
+      },
+      {
+        timeoutMs: config.timeoutMs ?? 30_000,
+        heartbeatMs: config.heartbeatMs ?? 200,
+        heartbeatTimeoutMs: config.heartbeatTimeoutMs ?? 2_000,
+        maxRestarts: 5,
+      },
+    )
+    if (!(await client.getSession(sessionId))) await client.createSession({ id: sessionId })
+    view = client.open(sessionId, { tail: config.tail ?? 200 })
+    view.subscribe(onSnapshot)
+    await until(() => view!.getSnapshot().status === 'ready', 20_000, 'the view to be ready')
+    return { workersStarted }
+  },
+
+  admit: ({ text, id, delivery }: { text: string; id: string; delivery?: 'steer' | 'queue' }) =>
+    admit(text, { id, delivery }),
+  async cancel({ id }: { id: string }) {
+    await need(view, 'view').cancel(id)
+    cancelled.add(id)
+    return true
+  },
+  async edit({ id, text }: { id: string; text: string }) {
+    await need(view, 'view').edit(id, text)
+    return true
+  },
+  async appendTurns({ from, count }: { from: number; count: number }) {
+    const events = Array.from({ length: count }, (_, i) => turnEvents(from + i)).flat()
+    const { headSeq } = await need(client, 'client').append(sessionId, events)
+    return { headSeq, at: Date.now() }
+  },
+  snapshot: () => summary(need(view, 'view').getSnapshot()),
+  digest: () => viewDigest(),
+  traces: () => traces,
+  watchKey({ key }: { key: string }) {
+    keyTraces.set(key, [])
+    return true
+  },
+  keyTrace: ({ key }: { key: string }) => keyTraces.get(key) ?? [],
+  received: () => ({
+    acknowledged: [...acknowledged.keys()],
+    cancelled: [...cancelled],
+    failed: Object.fromEntries(failedAdmits),
+  }),
+  kill() {
+    worker?.terminate()
+    return { at: Date.now(), workersStarted }
+  },
+  workers: () => workersStarted,
+  /** Waits until the log has no open turn and nothing pending (the runner finished its work). */
+  async waitIdle({ ms }: { ms: number }) {
+    const c = need(client, 'client')
+    await until(
+      async () => {
+        const [session, pending] = await Promise.all([c.getSession(sessionId), c.pending(sessionId)])
+        if (!session || pending.length > 0) return false
+        const last = await c.events(sessionId, { afterSeq: Math.max(0, session.headSeq - 1) })
+        return last.at(-1)?.type === 'turn/end'
+      },
+      ms,
+      'the runner to go idle',
+    )
+    return true
+  },
+  async waitHead({ seq, ms }: { seq: number; ms: number }) {
+    await until(() => need(view, 'view').getSnapshot().headSeq >= seq, ms, `the view to reach seq ${seq}`)
+    return summary(view!.getSnapshot())
+  },
+  audit: () => auditNow(),
+  async log() {
+    const log = await readLog(need(client, 'client'), sessionId)
+    return {
+      events: log.events.map((e) => ({ seq: e.seq, type: e.type, data: e.data })),
+      pending: log.pending.map((r) => r.id),
+    }
+  },
+  faultRound: (args: { seed: number; round: number }) => faultRound(args),
+  startChaos(args: { seed: number; durationMs: number; tag: string }) {
+    runChaos(args).catch((error: unknown) => {
+      if (chaos) chaos.error = String(error)
+    })
+    return true
+  },
+  chaosStatus: () => chaos,
+  async loadFrozen({ dbName }: { dbName: string }) {
+    await loadFrozen(dbName)
+    return true
+  },
+  compareFrozen: () => compareWithFrozen(need(client, 'client')),
+  openNewerVersion: ({ dbName }: { dbName: string }) => openNewerVersion(dbName),
+  async stop() {
+    await client?.close()
+    client = undefined
+    worker?.terminate()
+    return true
+  },
+}
+
+async function call(
+  name: string,
+  args: unknown,
+): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+  try {
+    const method = api[name]
+    if (!method) throw new Error(`no contract method ${name}`)
+    return { ok: true, value: (await method(args as never)) ?? null }
+  } catch (error) {
+    const code = isSessionlineError(error) ? `${error.code}: ` : ''
+    return { ok: false, error: `${code}${error instanceof Error ? error.message : String(error)}` }
+  }
+}
+
+;(window as unknown as { contract: unknown }).contract = { call }
+document.documentElement.dataset.contract = 'ready'

@@ -1,0 +1,101 @@
+/**
+ * The upgrade scenario's page side: the frozen version 1 database (test/store/fixtures) is
+ * loaded into this browser's IndexedDB as that release left it, today's engine opens it, and
+ * every session is compared with what the old release served and with the fixture's rows.
+ */
+import type { SessionlineClient } from '../../../../src/client/types'
+import { isReadable } from '../../../../src/core/visibility'
+import type { MessagePage } from '../../../../src/schema/requests'
+import fixtureJson from '../../../store/fixtures/v1-database.json'
+import { frozenRows, loadFrozenDatabase, parseFrozenDatabase } from '../../../support/frozen-database'
+import { readLog } from './audit'
+
+const fixture = parseFrozenDatabase(fixtureJson)
+
+type Row = Record<string, unknown>
+
+const bySeq = (a: Row, b: Row) => (a.seq as number) - (b.seq as number)
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+export function loadFrozen(dbName: string): Promise<void> {
+  return loadFrozenDatabase(fixture, indexedDB, dbName)
+}
+
+/** Differences between what today's engine serves and the fixture; empty when the upgrade kept everything. */
+export async function compareWithFrozen(
+  client: SessionlineClient,
+): Promise<{ sessions: number; rows: number; problems: string[] }> {
+  const problems: string[] = []
+  const check = (ok: boolean, what: string) => {
+    if (!ok) problems.push(what)
+  }
+  check(
+    same(await client.listSessions(), fixture.served.sessions),
+    'listSessions differs from the old release',
+  )
+  const events = frozenRows(fixture, 'events')
+  const messages = frozenRows(fixture, 'messages')
+  const inputs = frozenRows(fixture, 'inputs')
+  let rows = 0
+  for (const session of fixture.served.sessions) {
+    const id = session.id as string
+    const served = fixture.served.bySession[id]!
+    check(same(await client.getSession(id), served.info), `${id}: getSession`)
+    const log = await readLog(client, id)
+    const frozenEvents = events.filter((e) => e.sessionId === id).sort(bySeq)
+    check(same(log.events, frozenEvents), `${id}: events`)
+    const frozenMessages = messages
+      .filter((m) => m.sessionId === id)
+      .sort(bySeq) as unknown as MessagePage['messages']
+    const withInactive = await client.page(id, { limit: 1000, includeInactive: true })
+    const page = await client.page(id, { limit: 1000 })
+    check(
+      same(
+        withInactive.messages,
+        frozenMessages.filter((m) => isReadable(m.visibility, true)),
+      ),
+      `${id}: rows with inactive`,
+    )
+    check(
+      same(
+        page.messages,
+        frozenMessages.filter((m) => isReadable(m.visibility, false)),
+      ),
+      `${id}: rows`,
+    )
+    const bounds = ({ messages: list, ...rest }: MessagePage) => ({ ...rest, ids: list.map((m) => m.id) })
+    check(same(bounds(page), served.page), `${id}: page bounds`)
+    check(same(bounds(withInactive), served.pageWithInactive), `${id}: page bounds with inactive`)
+    const pending = inputs.filter((r) => r.sessionId === id && r.status === 'pending').sort(bySeq)
+    check(same(log.pending, pending) && same(log.pending, served.pending), `${id}: pending receipts`)
+    check(same(log.outline, served.turnOutline), `${id}: turn outline`)
+    check(same(await client.projection(id, 'usage'), served.usage), `${id}: usage`)
+    rows += frozenEvents.length + withInactive.messages.length + pending.length
+  }
+  return { sessions: fixture.served.sessions.length, rows, problems }
+}
+
+/**
+ * Opens `dbName` one IndexedDB version higher, as a newer release in another tab would; resolves
+ * with whether the open had to wait for this origin's other connections to close.
+ */
+export function openNewerVersion(dbName: string): Promise<{ version: number; blocked: boolean }> {
+  return new Promise((resolve, reject) => {
+    const probe = indexedDB.open(dbName)
+    probe.onerror = () => reject(probe.error)
+    probe.onsuccess = () => {
+      const version = probe.result.version + 1
+      probe.result.close()
+      let blocked = false
+      const open = indexedDB.open(dbName, version)
+      open.onblocked = () => {
+        blocked = true
+      }
+      open.onerror = () => reject(open.error)
+      open.onsuccess = () => {
+        open.result.close()
+        resolve({ version, blocked })
+      }
+    }
+  })
+}

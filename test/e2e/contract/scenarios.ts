@@ -1,0 +1,461 @@
+/**
+ * The browser contract: every scenario written once against the driver surface in
+ * `drivers/types.ts`, run in Chromium, Firefox ESR and WebKitGTK by the three `*.contract.ts`
+ * files. One browser per file (on a profile of its own, relaunched where a scenario needs it),
+ * one database per scenario, a static server on the browser's fixed port.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { startServer } from '../../../demo/serve.mjs'
+import type { BrowserKind, BrowserSession, Tab } from './drivers/types'
+
+const DIST = fileURLToPath(new URL('./dist/', import.meta.url))
+export const ARTIFACTS = fileURLToPath(new URL('../artifacts/contract/', import.meta.url))
+const RUN_DIR = process.env.SESSIONLINE_E2E_TMP ?? join(tmpdir(), 'sessionline-contract')
+
+/** Fault injection: rounds per browser and the seed that fixes where each round kills. */
+export const FAULT_ROUNDS = Number(process.env.CONTRACT_FAULT_ROUNDS ?? 20)
+export const FAULT_SEED = 20_261_201
+/** The two-tab run: its length, and when the second tab is closed and reopened. */
+const CHAOS_MS = Number(process.env.CONTRACT_CHAOS_MS ?? 30_000)
+
+const scripted = (wordDelayMs: number) => ({ kind: 'scripted' as const, seed: 3, wordDelayMs, toolRate: 0.3 })
+const hostDriven = { kind: 'none' as const }
+
+interface Features {
+  locks: boolean
+  broadcastChannel: boolean
+  indexedDB: boolean
+  storageEstimate: boolean
+  userAgent: string
+}
+interface Snapshot {
+  status: string
+  headSeq: number
+  rows: { key: string; kind: string; role?: string; state?: string }[]
+  queued: { id: string; state: string }[]
+}
+interface Digest {
+  headSeq: number
+  rows: string[]
+}
+interface AuditReport {
+  headSeq: number
+  lastCommitAt: number
+  promoted: string[]
+  pending: string[]
+  lost: string[]
+  problems: string[]
+}
+interface Received {
+  acknowledged: string[]
+  cancelled: string[]
+  failed: Record<string, string>
+}
+interface Trace {
+  at: number
+  status: string
+  headSeq: number
+}
+export interface FaultRound {
+  round: number
+  killAtMs: number
+  streamingAtKill: boolean
+  admitsInFlightAtKill: number
+  admittedAfterKill: number
+  admitted: number
+  acknowledged: number
+  failed: number
+  lost: number
+  headSeq: number
+  problems: string[]
+}
+interface ChaosStatus {
+  done: boolean
+  lastOpAt: number
+  error?: string
+  ops: { admit: number; cancel: number; edit: number; promote: number; refused: number; unexpected: string[] }
+}
+
+/** Two views agree: same head, and the shorter window is the tail of the longer (windows grow by feed). */
+function sameTail(a: Digest, b: Digest): boolean {
+  const n = Math.min(a.rows.length, b.rows.length)
+  return a.headSeq === b.headSeq && JSON.stringify(a.rows.slice(-n)) === JSON.stringify(b.rows.slice(-n))
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function poll<T>(
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+  ms: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = await read()
+    if (ok(value)) return value
+    if (Date.now() > deadline) throw new Error(`gave up after ${ms} ms waiting for ${what}`)
+    await sleep(100)
+  }
+}
+
+export async function writeArtifact(name: string, text: string): Promise<string> {
+  await mkdir(ARTIFACTS, { recursive: true })
+  const path = join(ARTIFACTS, name)
+  await writeFile(path, text)
+  return path
+}
+
+export function faultTable(browser: string, rounds: readonly FaultRound[]): string {
+  const lines = [
+    `fault injection in ${browser}: worker.terminate() from the page at a random moment of a streamed turn (seed ${FAULT_SEED})`,
+    'round | kill at ms | streaming at kill | admits in flight at kill | admitted after kill (to the dead worker) | admitted | acknowledged | failed | lost | head seq | problems',
+    '----- | ---------- | ----------------- | ------------------------ | ---------------------------------------- | -------- | ------------ | ------ | ---- | -------- | --------',
+    ...rounds.map((r) =>
+      [
+        r.round,
+        r.killAtMs,
+        r.streamingAtKill ? 'yes' : 'no',
+        r.admitsInFlightAtKill,
+        r.admittedAfterKill,
+        r.admitted,
+        r.acknowledged,
+        r.failed,
+        r.lost,
+        r.headSeq,
+        r.problems.length === 0 ? '-' : r.problems.join('; '),
+      ].join(' | '),
+    ),
+    `total | | ${rounds.filter((r) => r.streamingAtKill).length} | ${rounds.reduce((n, r) => n + r.admitsInFlightAtKill, 0)} | ${rounds.reduce((n, r) => n + r.admittedAfterKill, 0)} | ${sum(rounds, 'admitted')} | ${sum(rounds, 'acknowledged')} | ${sum(rounds, 'failed')} | ${sum(rounds, 'lost')} | |`,
+  ]
+  return `${lines.join('\n')}\n`
+}
+
+const sum = (rounds: readonly FaultRound[], key: 'admitted' | 'acknowledged' | 'failed' | 'lost') =>
+  rounds.reduce((total, r) => total + r[key], 0)
+
+export function contractSuite(kind: BrowserKind): void {
+  const missing = kind.missing()
+  if (missing) console.warn(`${kind.name}: the browser contract cannot run here: ${missing}`)
+
+  describe.skipIf(missing !== undefined)(`browser contract in ${kind.name}`, () => {
+    let server: { url: string; close(): Promise<unknown> } | undefined
+    let browser: BrowserSession | undefined
+    let profile = ''
+    const tabs = new Set<Tab>()
+    let features: Features | undefined
+
+    beforeAll(async () => {
+      server = await startServer({ root: DIST, port: kind.port })
+      await mkdir(RUN_DIR, { recursive: true })
+      profile = await mkdtemp(join(RUN_DIR, `${kind.name}-profile-`))
+      browser = await kind.launch(profile)
+    }, 120_000)
+    afterAll(async () => {
+      await browser?.close().catch(() => undefined)
+      await server?.close()
+      await rm(profile, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined)
+    }, 60_000)
+    afterEach(async () => {
+      for (const tab of [...tabs].reverse()) await tab.close().catch(() => undefined)
+      tabs.clear()
+    })
+
+    async function open(): Promise<Tab> {
+      const tab = await browser!.newTab(`${server!.url}index.html`)
+      tabs.add(tab)
+      return tab
+    }
+    async function close(tab: Tab): Promise<void> {
+      tabs.delete(tab)
+      await tab.close()
+    }
+    const start = (tab: Tab, config: Record<string, unknown>) => tab.call('start', config)
+
+    test('has the features the engine relies on: IndexedDB, Web Locks, BroadcastChannel', async () => {
+      const tab = await open()
+      features = await tab.call<Features>('features')
+      console.log(`${kind.name}: ${features.userAgent}`)
+      expect(features).toMatchObject({ indexedDB: true, locks: true, broadcastChannel: true })
+      // No browser here can shrink an origin's quota but Chromium (DevTools): said, not tested here.
+      if (!features.storageEstimate) console.warn(`${kind.name}: navigator.storage.estimate is missing`)
+    })
+
+    test('an admitted input shows at once and is promoted in place, under the same key', async () => {
+      const tab = await open()
+      await start(tab, { dbName: 'contract-admit', sessionId: 's-admit', provider: scripted(2) })
+      await tab.call('watchKey', { key: 'in-1' })
+      await tab.call('admit', { text: 'hello from the contract', id: 'in-1', delivery: 'steer' })
+      await tab.call('waitIdle', { ms: 30_000 })
+      await tab.call('waitHead', { seq: 1, ms: 5_000 })
+      const trace = await tab.call<string[]>('keyTrace', { key: 'in-1' })
+      // Shown as an input from the first snapshot on, then as the transcript row, never absent.
+      expect(trace[0]).toBe('input')
+      expect(trace.at(-1)).toBe('message')
+      expect(trace.slice(trace.indexOf('message'))).not.toContain('input')
+      expect(trace).not.toContain('none')
+      const snapshot = await tab.call<Snapshot>('snapshot')
+      const at = snapshot.rows.findIndex((row) => row.key === 'in-1')
+      expect(snapshot.rows[at]).toMatchObject({ kind: 'message', role: 'user' })
+      expect(snapshot.rows.slice(at + 1).some((row) => row.role === 'assistant')).toBe(true)
+      expect((await tab.call<AuditReport>('audit')).problems).toEqual([])
+    })
+
+    test('a reload shows the same transcript and the same pending input', async () => {
+      const tab = await open()
+      const config = { dbName: 'contract-reload', sessionId: 's-reload', provider: hostDriven }
+      await start(tab, config)
+      await tab.call('appendTurns', { from: 1, count: 3 })
+      await tab.call('admit', { text: 'still queued after a reload', id: 'q-1', delivery: 'queue' })
+      await tab.call('waitHead', { seq: 24, ms: 5_000 })
+      const before = await tab.call<Digest>('digest')
+      await tab.reload()
+      await start(tab, config)
+      expect(await tab.call<Digest>('digest')).toEqual(before)
+      expect((await tab.call<Snapshot>('snapshot')).queued).toEqual([{ id: 'q-1', state: 'pending' }])
+    })
+
+    test('a relaunched browser on the same profile shows the same transcript and pending input', async (context) => {
+      if (kind.name === 'webkit' && !(browser as { persistent?: boolean }).persistent) {
+        console.warn('webkit: stock MiniBrowser keeps IndexedDB in memory and python3-gi is missing')
+        context.skip()
+      }
+      const config = { dbName: 'contract-relaunch', sessionId: 's-relaunch', provider: hostDriven }
+      let tab = await open()
+      await start(tab, config)
+      await tab.call('appendTurns', { from: 1, count: 2 })
+      await tab.call('admit', { text: 'survives a relaunch', id: 'q-r', delivery: 'queue' })
+      await tab.call('waitHead', { seq: 16, ms: 5_000 })
+      const before = await tab.call<Digest>('digest')
+      await tab.call('stop') // let the worker finish; a relaunch is a clean quit
+      tabs.clear()
+      await browser!.relaunch()
+      tab = await open()
+      await start(tab, config)
+      expect(await tab.call<Digest>('digest')).toEqual(before)
+      expect((await tab.call<Snapshot>('snapshot')).queued).toEqual([{ id: 'q-r', state: 'pending' }])
+    })
+
+    test("two tabs: the other tab's view takes each commit in commit order within a second, without reloading", async () => {
+      const config = { dbName: 'contract-two-tabs', sessionId: 's-two', provider: hostDriven }
+      const writer = await open()
+      await start(writer, config)
+      const reader = await open()
+      await start(reader, config)
+      const commits: { headSeq: number; at: number }[] = []
+      for (let turn = 1; turn <= 10; turn++) {
+        commits.push(
+          await writer.call<{ headSeq: number; at: number }>('appendTurns', { from: turn, count: 1 }),
+        )
+        await sleep(100)
+      }
+      await reader.call('waitHead', { seq: 80, ms: 10_000 })
+      const traces = await reader.call<Trace[]>('traces')
+      const heads = traces.map((t) => t.headSeq)
+      expect(heads).toEqual([...heads].sort((a, b) => a - b))
+      const delays = commits.map((commit) => {
+        const seen = traces.find((t) => t.headSeq >= commit.headSeq)
+        return seen ? seen.at - commit.at : Number.POSITIVE_INFINITY
+      })
+      const worst = Math.max(...delays)
+      console.log(`${kind.name}: cross-tab delays ms ${delays.join(', ')} (worst ${worst})`)
+      expect(worst).toBeLessThan(1_000)
+      expect(sameTail(await reader.call<Digest>('digest'), await writer.call<Digest>('digest'))).toBe(true)
+    })
+
+    for (const loss of ['closes', 'loses its worker'] as const) {
+      test(`runner ownership passes through Web Locks to the other tab when the owner tab ${loss}`, async () => {
+        const config = {
+          dbName: `contract-owner-${loss === 'closes' ? 'close' : 'kill'}`,
+          sessionId: 's-owner',
+          provider: scripted(40),
+        }
+        const owner = await open()
+        await start(owner, config)
+        const heir = await open()
+        await start(heir, config)
+        await owner.call('admit', { text: 'a long answer, please', id: 'a-1', delivery: 'steer' })
+        // The owner's runner streams the turn; the heir's inputs wait for the lock.
+        await poll(
+          () => owner.call<Snapshot>('snapshot'),
+          (s) => s.rows.some((row) => row.role === 'assistant'),
+          20_000,
+          'the owner to stream',
+        )
+        await heir.call('admit', { text: 'queued in the heir 1', id: 'b-1', delivery: 'queue' })
+        await heir.call('admit', { text: 'queued in the heir 2', id: 'b-2', delivery: 'queue' })
+        // Either way the owner's lock dies with its worker; a killed worker is replaced in its tab.
+        if (loss === 'closes') await close(owner)
+        else await owner.call('kill')
+        await heir.call('waitIdle', { ms: 60_000 })
+        const report = await heir.call<AuditReport>('audit')
+        expect(report.problems).toEqual([])
+        expect([...report.promoted].sort()).toEqual(['a-1', 'b-1', 'b-2'])
+        expect(report.pending).toEqual([])
+        const log = await heir.call<{ events: { type: string; data: { reason?: string } }[] }>('log')
+        const ends = log.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
+        console.log(`${kind.name}: turn ends after the owner tab ${loss}: ${ends.join(', ')}`)
+        expect(ends.length).toBeGreaterThanOrEqual(3)
+        if (loss === 'loses its worker') {
+          // The owner tab's fresh worker serves its view again, and it shows what the heir ran.
+          await owner.call('waitHead', { seq: report.headSeq, ms: 20_000 })
+          expect((await owner.call<AuditReport>('audit')).problems).toEqual([])
+        }
+      })
+    }
+
+    test("a catch-up larger than the 2,000-event reset limit converges in the other tab's view", async () => {
+      const config = { dbName: 'contract-catch-up', sessionId: 's-catch-up', provider: hostDriven, tail: 100 }
+      const writer = await open()
+      await start(writer, config)
+      const reader = await open()
+      await start(reader, config)
+      const base = await writer.call<{ headSeq: number }>('appendTurns', { from: 1, count: 2 })
+      await reader.call('waitHead', { seq: base.headSeq, ms: 10_000 })
+      // One commit of 300 turns: 2,400 events past what the reader's engine holds.
+      const { headSeq } = await writer.call<{ headSeq: number }>('appendTurns', { from: 3, count: 300 })
+      expect(headSeq).toBe(base.headSeq + 2_400)
+      await reader.call('waitHead', { seq: headSeq, ms: 30_000 })
+      expect(sameTail(await reader.call<Digest>('digest'), await writer.call<Digest>('digest'))).toBe(true)
+      expect((await reader.call<AuditReport>('audit')).problems).toEqual([])
+    })
+
+    test(`fault injection: ${FAULT_ROUNDS} rounds of worker.terminate() mid-stream lose nothing acknowledged`, async () => {
+      const tab = await open()
+      await start(tab, {
+        dbName: 'contract-faults',
+        sessionId: 's-faults',
+        provider: scripted(3),
+        heartbeatMs: 100,
+        heartbeatTimeoutMs: 1_000,
+      })
+      const rounds: FaultRound[] = []
+      for (let round = 1; round <= FAULT_ROUNDS; round++)
+        rounds.push(await tab.call<FaultRound>('faultRound', { seed: FAULT_SEED, round }))
+      const table = faultTable(kind.name, rounds)
+      console.log(table)
+      await writeArtifact(`faults-${kind.name}.md`, table)
+      await writeArtifact(`faults-${kind.name}.json`, `${JSON.stringify(rounds, null, 2)}\n`)
+      expect(rounds.flatMap((r) => r.problems.map((p) => `round ${r.round}: ${p}`))).toEqual([])
+      expect(sum(rounds, 'lost')).toBe(0)
+      expect(sum(rounds, 'failed')).toBe(0)
+      expect(await tab.call<number>('workers')).toBe(FAULT_ROUNDS + 1)
+    })
+
+    test(`two tabs for ${CHAOS_MS / 1000} s admit, cancel, edit and promote in one session (one tab closed and reopened): views converge`, async () => {
+      const config = { dbName: 'contract-chaos', sessionId: 's-chaos', provider: scripted(2) }
+      const half = Math.floor(CHAOS_MS / 2)
+      const first = await open()
+      await start(first, config)
+      let second = await open()
+      await start(second, config)
+      const began = Date.now()
+      await first.call('startChaos', { seed: 1, durationMs: CHAOS_MS, tag: 'A' })
+      await second.call('startChaos', { seed: 2, durationMs: half, tag: 'B' })
+      const received: Received[] = []
+      const statuses: ChaosStatus[] = []
+      await sleep(half)
+      // Close the second tab as it finishes its half (whatever is in flight dies with it).
+      received.push(await second.call<Received>('received'))
+      statuses.push(await second.call<ChaosStatus>('chaosStatus'))
+      await close(second)
+      second = await open()
+      await start(second, config)
+      await second.call('startChaos', { seed: 3, durationMs: CHAOS_MS - (Date.now() - began), tag: 'C' })
+      const done = (tab: Tab) =>
+        poll(
+          () => tab.call<ChaosStatus>('chaosStatus'),
+          (s) => s.done || s.error !== undefined,
+          CHAOS_MS + 60_000,
+          'the run to end',
+        )
+      const [a, c] = [await done(first), await done(second)]
+      statuses.push(a, c)
+      const stoppedAt = Math.max(a.lastOpAt, c.lastOpAt)
+      // Converged: both views show the same rows at the log's head.
+      const converged = await poll(
+        async () => {
+          const [x, y, report] = [
+            await first.call<Digest>('digest'),
+            await second.call<Digest>('digest'),
+            await first.call<AuditReport>('audit'),
+          ]
+          return { x, y, report }
+        },
+        ({ x, y, report }) => x.headSeq === report.headSeq && sameTail(x, y),
+        60_000,
+        'both views to show the same transcript',
+      )
+      const convergedAt = Date.now()
+      received.push(await first.call<Received>('received'), await second.call<Received>('received'))
+      const log = await first.call<{
+        events: { type: string; data: { inputId?: string } }[]
+        pending: string[]
+      }>('log')
+      const promoted = log.events.flatMap((e) => (e.type === 'user/message' ? [e.data.inputId!] : []))
+      const present = new Set([...promoted, ...log.pending, ...received.flatMap((r) => r.cancelled)])
+      const lost = received.flatMap((r) => r.acknowledged).filter((id) => !present.has(id))
+      const ops = statuses.reduce(
+        (total, s) => ({
+          admit: total.admit + s.ops.admit,
+          cancel: total.cancel + s.ops.cancel,
+          edit: total.edit + s.ops.edit,
+          promote: total.promote + s.ops.promote,
+          refused: total.refused + s.ops.refused,
+        }),
+        { admit: 0, cancel: 0, edit: 0, promote: 0, refused: 0 },
+      )
+      const summary = {
+        browser: kind.name,
+        durationMs: CHAOS_MS,
+        ops,
+        seqs: converged.report.headSeq,
+        promoted: promoted.length,
+        pendingAtEnd: log.pending.length,
+        lost: lost.length,
+        // From the last operation a tab made until both views showed the log's head (the runners
+        // work off the queued inputs meanwhile), and from the last commit until then.
+        settledMs: convergedAt - stoppedAt,
+        convergenceMs: convergedAt - converged.report.lastCommitAt,
+        problems: converged.report.problems,
+      }
+      console.log(`${kind.name}: two tabs ${JSON.stringify(summary)}`)
+      await writeArtifact(`two-tabs-${kind.name}.json`, `${JSON.stringify(summary, null, 2)}\n`)
+      expect(statuses.flatMap((s) => [...s.ops.unexpected, ...(s.error ? [s.error] : [])])).toEqual([])
+      expect(converged.report.problems).toEqual([])
+      expect(new Set(promoted).size).toBe(promoted.length)
+      expect(lost).toEqual([])
+      expect(ops.admit).toBeGreaterThan(20)
+    })
+
+    test('upgrade: the frozen version 1 database opens in this browser with every session served as before; a newer version in another tab stops this view with upgraded', async () => {
+      const dbName = 'contract-upgrade'
+      const tab = await open()
+      await tab.call('loadFrozen', { dbName })
+      await start(tab, { dbName, sessionId: 'native', provider: hostDriven })
+      const compared = await tab.call<{ sessions: number; rows: number; problems: string[] }>('compareFrozen')
+      console.log(
+        `${kind.name}: frozen v1 database: ${compared.sessions} sessions, ${compared.rows} rows checked`,
+      )
+      expect(compared.problems).toEqual([])
+      expect(compared.sessions).toBe(8)
+      // A newer release opens the database in another tab: this tab's connection gives way at
+      // once (the newer open is not left blocked) and its view says upgraded instead of hanging.
+      const newer = await open()
+      const opened = await newer.call<{ version: number; blocked: boolean }>('openNewerVersion', { dbName })
+      const stopped = await poll(
+        () => tab.call<Snapshot & { error?: string }>('snapshot'),
+        (s) => s.status === 'upgraded',
+        10_000,
+        'the old tab to say upgraded',
+      )
+      console.log(
+        `${kind.name}: newer version ${opened.version} opened (blocked first: ${opened.blocked}); old view ${stopped.status}`,
+      )
+    })
+  })
+}

@@ -1,0 +1,4 @@
+import { webkitKind } from './drivers/webkit'
+import { contractSuite } from './scenarios'
+
+contractSuite(webkitKind)
