@@ -80,11 +80,13 @@ export interface WriterDeps {
   db: SessionlineDb
   cache: SessionCache
   notes: Notes
+  /** Told of every commit's rows after it is published (the search index follows them). */
+  onRows?: (sessionId: string, rows: readonly SessionMessage[], fromHead: number, toHead: number) => void
 }
 
 export type Writer = ReturnType<typeof createWriter>
 
-export function createWriter({ db, cache, notes }: WriterDeps) {
+export function createWriter({ db, cache, notes, onRows }: WriterDeps) {
   /**
    * Runs one write: `plan` sees the session's state as of this transaction (the cache when the
    * row's `rev` proves it current) and returns what to store; a throw writes nothing.
@@ -174,6 +176,7 @@ export function createWriter({ db, cache, notes }: WriterDeps) {
       if (entry.feed.size > 0 || !complete) void cache.catchUp(entry)
       else cache.advance(entry, next, change)
     }
+    onRows?.(entry.id, change.rows, base.row.headSeq, next.row.headSeq)
     return out.value
   }
 

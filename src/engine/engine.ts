@@ -53,6 +53,7 @@ import { initFolds, stampAndFold, turnStateOf } from './fold'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
+import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 
@@ -68,6 +69,8 @@ export interface EngineOptions extends DbOptions {
   schedule?: Scheduler
   /** Tell other engines on this database about commits (default: when BroadcastChannel exists). */
   broadcast?: boolean
+  /** Told what the search index did per session (loaded, caught up, rebuilt, persisted); diagnostics. */
+  onSearchIndex?: (event: SearchIndexEvent) => void
 }
 
 const SessionEvents = z.array(SessionEvent).max(10_000)
@@ -109,7 +112,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     catchUp,
     putFolds,
   } = cache
-  const { commit, planEvents, bump } = createWriter({ db, cache, notes })
+  const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
+  const { commit, planEvents, bump } = createWriter({ db, cache, notes, onRows: searchIndex.onRows })
 
   // --- the public surface ------------------------------------------------------------------
 
@@ -183,6 +187,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       notes.post({ sessionId: id, rev: Number.MAX_SAFE_INTEGER, deleted: true })
       const entry = entries.get(id)
       if (entry) removeEntry(entry)
+      await searchIndex.forget(id)
     }),
 
     admit: guard('admit', async (sessionId, request) => {
@@ -479,10 +484,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       importFilesInto(db, files, { now, onProgress, onWritten: (written) => void importedChanged(written) }),
     ),
 
+    search: guard('search', (query, request) => searchIndex.search(query, request)),
+
     close: async () => {
       if (closed) return
       try {
         await runner.close()
+        await searchIndex.close()
       } finally {
         closed = true
         notes.close()
@@ -539,6 +547,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   async function importedChanged(written: ImportedWrite): Promise<void> {
     const sessionId = written.session.id
     notes.post({ sessionId, rev: written.rev })
+    // The rows were replaced: the old index must not answer for them (it is rebuilt on demand).
+    if (written.status === 'updated') await searchIndex.forget(sessionId)
     const entry = entries.get(sessionId)
     if (entry?.snap) await catchUp(entry)
   }

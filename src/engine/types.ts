@@ -12,6 +12,7 @@ import type {
   PageRequest,
   PromoteMode,
 } from '../schema/requests'
+import type { SearchHit, SearchOptions } from '../schema/search'
 import type { CreateSessionRequest, SessionInfo, TurnOutlineEntry, UsageTotals } from '../schema/session'
 
 /** Views of the built-in projections, by name. */
@@ -75,6 +76,13 @@ export interface Engine {
   importTranscript(request: ImportRequest): Promise<SessionInfo>
   /** Import: the session files of a folder, one at a time; unchanged files are skipped; one report per file. */
   importFiles(files: readonly ImportFile[], onProgress?: ImportProgressListener): Promise<FileImportReport[]>
+
+  /**
+   * Full-text search over every session (or one): prompts, answers, reasoning and tool input and
+   * output (ranked lower), prefix and typo tolerant, diacritics folded, CJK by character pairs.
+   * Visible rows only unless `includeInactive`. Best hits first, at most `limit` (default 20).
+   */
+  search(query: string, options?: SearchOptions): Promise<SearchHit[]>
 
   close(): Promise<void>
 }

@@ -41,6 +41,7 @@ export const ENGINE_METHODS = [
   'interrupt',
   'importTranscript',
   'importFiles',
+  'search',
   'close',
 ] as const satisfies readonly (keyof Engine)[]
 
