@@ -85,7 +85,7 @@ function readOnlyNote(sessionId: string): string | undefined {
 function isRunning(snapshot: TimelineSnapshot): boolean {
   for (let i = snapshot.rows.length - 1; i >= 0; i--) {
     const row = snapshot.rows[i]!
-    if (row.kind === 'input') continue
+    if (row.kind !== 'message') continue
     const { message } = row
     if (message.status === 'streaming') return true
     if (message.role === 'user') return message.status === 'complete' && provider.kind !== 'none'
@@ -100,7 +100,17 @@ const transcript = new Transcript($('#transcript-host'), {
   onScroll: schedule,
   retry: (input) =>
     void view?.admit(input.text, { id: input.id, delivery: input.delivery }).catch(report('Still not sent')),
+  loadGap: (key, end) => void view?.loadGap(key, end).catch(report('Could not load the hidden turns')),
+  turnsIn: (fromSeq, toSeq) => turnsBetween(fromSeq, toSeq),
 })
+
+/** Turns of the open session that start within `fromSeq..toSeq` (what a gap hides). */
+function turnsBetween(fromSeq: number, toSeq: number): number {
+  const outline = view?.getSnapshot().outline ?? []
+  let count = 0
+  for (const entry of outline) if (entry.seq >= fromSeq && entry.seq <= toSeq) count++
+  return count
+}
 const rail = new Rail($('#rail'), { activate: (item) => void jump(item).catch(report('Could not jump')) })
 const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
@@ -129,8 +139,9 @@ function send(text: string, delivery: Delivery): void {
 }
 
 /**
- * A rail mark was activated. A loaded turn is a scroll; an unloaded one is paged in first with
- * `loadThrough`, rendered, and only then measured, so the landing needs no height estimate.
+ * A rail mark was activated. A loaded turn is a scroll; an unloaded one is loaded first with
+ * `jumpTo` (its neighbourhood only, with a gap to the rest), rendered, and only then measured,
+ * so the landing needs no height estimate.
  */
 async function jump(item: RailItem): Promise<void> {
   const target = view
@@ -144,7 +155,7 @@ async function jump(item: RailItem): Promise<void> {
   jumpingTurn = item.turn
   render() // shows the mark busy now, not a frame later
   try {
-    await target.loadThrough(item.seq)
+    await target.jumpTo(item.seq)
   } finally {
     jumpingTurn = undefined
   }

@@ -44,6 +44,7 @@ import {
   inRead,
   inRowsRead,
   inWrite,
+  rowsAbove,
   rowsBelow,
   rowsFrom,
 } from '../store/transactions'
@@ -421,7 +422,28 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     page: guard('page', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
-      const { beforeSeq, limit, includeInactive } = parseOrThrow(PageRequest, request, 'page request')
+      const { beforeSeq, afterSeq, limit, includeInactive } = parseOrThrow(
+        PageRequest,
+        request,
+        'page request',
+      )
+      if (afterSeq !== undefined) {
+        return inRowsRead(db, async (): Promise<MessagePage> => {
+          const [row, { rows, hasNewer }, below] = await Promise.all([
+            getSessionRow(db, id),
+            rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
+            rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
+          ])
+          if (!row) throw notFound(id)
+          return {
+            messages: rows,
+            baseSeq: rows[0]?.seq ?? 0,
+            headSeq: row.headSeq,
+            hasOlder: below.hasOlder,
+            hasNewer,
+          }
+        })
+      }
       return inRowsRead(db, async (): Promise<MessagePage> => {
         const [row, { rows, hasOlder }] = await Promise.all([
           getSessionRow(db, id),
