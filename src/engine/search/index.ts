@@ -276,6 +276,8 @@ export function createSearchIndex(options: SearchIndexOptions) {
     for (const at of index.dirty) {
       const segment = index.segments[at]
       if (!segment) continue
+      // Serializing a segment takes a while: let queries waiting in the worker go first.
+      await new Promise((resolve) => setTimeout(resolve, 0))
       if (segment.mini.dirtCount > 0) await segment.mini.vacuum()
       const data: StoredSegment = { ids: [...segment.ids], index: JSON.stringify(segment.mini) }
       parts.push({ sessionId: index.sessionId, part: at + 1, version: INDEX_VERSION, data })
@@ -322,7 +324,10 @@ export function createSearchIndex(options: SearchIndexOptions) {
     for (const row of rows) indexes.push(await sync(row))
     const found: SearchResult[] = []
     const searchOptions = {
-      prefix: true,
+      // The last word may still be being typed; a lone Latin letter or digit elsewhere would
+      // expand to a large part of the vocabulary for nothing.
+      prefix: (term: string, i: number, terms: string[]) =>
+        i === terms.length - 1 || term.length > 1 || CJK_START.test(term),
       fuzzy: (term: string) => (term.length >= 5 && !CJK_START.test(term) ? 0.2 : false),
       combineWith: 'AND' as const,
       boost: { ...FIELD_BOOST },
