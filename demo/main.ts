@@ -3,6 +3,7 @@ import {
   type Delivery,
   type ProviderConfig,
   type RailItem,
+  type SearchHit,
   type SessionInfo,
   type SessionView,
   type TimelineSnapshot,
@@ -15,6 +16,7 @@ import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
+import { SearchBox } from './ui/search'
 import { SessionList } from './ui/session-list'
 import { describeProvider, initialProvider, SettingsDialog } from './ui/settings'
 import { Transcript } from './ui/transcript'
@@ -130,6 +132,51 @@ const sessionList = new SessionList($('#session-list'), {
   remove: (session) => void removeSession(session).catch(report('Could not delete the session')),
 })
 const settings = new SettingsDialog($<HTMLDialogElement>('#settings'), { apply: applyProvider })
+const searchBox = new SearchBox($<HTMLDialogElement>('#search'), {
+  search: (query) => client.search(query, { limit: 30 }),
+  titleOf: (id) => sessions.find((s) => s.id === id)?.title ?? 'Session',
+  choose: (hit) => void openHit(hit).catch(report('Could not open the match')),
+})
+
+/** Resolves once `target` has loaded (or failed to). */
+function loaded(target: SessionView): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (target.getSnapshot().status === 'loading') return
+      stop()
+      resolve()
+    }
+    const stop = target.subscribe(check)
+    check()
+  })
+}
+
+/**
+ * A search hit was chosen: its session opens, `jumpTo` loads the hit's neighbourhood (not the
+ * history in between), and the row lands near the top, highlighted. The time from choosing to
+ * landing is left on the document for the browser tests.
+ */
+async function openHit(hit: SearchHit): Promise<void> {
+  const started = performance.now()
+  if (view?.sessionId !== hit.sessionId) await openSession(hit.sessionId)
+  const target = view
+  if (!target) return
+  await loaded(target)
+  transcript.release()
+  jumpingTurn = hit.turn
+  render()
+  try {
+    await target.jumpTo(hit.seq)
+  } finally {
+    jumpingTurn = undefined
+  }
+  if (target !== view) return
+  render()
+  if (transcript.land(hit.messageId)) transcript.highlight(hit.messageId)
+  else showNotice(`The match in turn ${hit.turn} could not be shown`)
+  document.documentElement.dataset.landedMs = (performance.now() - started).toFixed(1)
+  schedule()
+}
 
 function send(text: string, delivery: Delivery): void {
   if (!view) return
@@ -304,6 +351,7 @@ $('#new-session').addEventListener(
   () => void newSession().catch(report('Could not create a session')),
 )
 $('#open-settings').addEventListener('click', () => settings.open(provider))
+$('#open-search').addEventListener('click', () => searchBox.open())
 for (const button of document.querySelectorAll<HTMLButtonElement>('[data-seed]')) {
   button.addEventListener('click', () => void seed(Number(button.dataset.seed)))
 }

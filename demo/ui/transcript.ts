@@ -128,6 +128,12 @@ export class Transcript {
     return true
   }
 
+  /** Marks the row with `key` as the one a search landed on, until another is. */
+  highlight(key: string): void {
+    for (const node of this.list.querySelectorAll('.row--hit')) node.classList.remove('row--hit')
+    this.views.get(key)?.node.classList.add('row--hit')
+  }
+
   /** The turn of the row under the reading line (the last turn while following the tail). */
   readingTurn(): number | undefined {
     const rows = this.list.children
