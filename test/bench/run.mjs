@@ -301,7 +301,7 @@ async function runInBrowser(report) {
   log('(8) search, (9) jumps')
   comparisons.push(
     .../** @type {never[]} */ (
-      await step('search', () => page.evaluate((c) => window.bench?.search(c), config), 300_000)
+      await step('search', () => page.evaluate((c) => window.bench?.search(c), config), 900_000)
     ),
   )
   comparisons.push(

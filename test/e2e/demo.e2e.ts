@@ -426,7 +426,9 @@ describe('the playground in Chromium', () => {
     expect(hits).toEqual([{ turn: String(MARKER_TURN), message: `${sessionId}-t3-u`, marked: [word] }])
     // The same query again, with the index built: what a user's next query costs.
     await page.fill('#search-input', `${word} `)
-    await page.waitForFunction(() => document.querySelector('#search-status')?.textContent?.startsWith('1 match'))
+    await page.waitForFunction(() =>
+      document.querySelector('#search-status')?.textContent?.startsWith('1 match'),
+    )
     const queryMs = await page.$eval('#search-status', (el) => (el as HTMLElement).dataset.ms)
     const chosen = Date.now()
     await page.keyboard.press('Enter')

@@ -62,7 +62,7 @@ async function seedCorpus(env: BenchEnv, cfg: BenchConfig, events: SearchIndexEv
       const turnEvents = seedTurn(id, turn)
       batch.push(...turnEvents)
       rows += turnEvents.filter((e) => e.type === 'user/message' || e.type === 'assistant/start').length
-      if (batch.length >= 4000) {
+      if (batch.length >= 9000) {
         await engine.append(id, batch)
         batch = []
       }
