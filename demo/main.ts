@@ -4,6 +4,7 @@ import {
   describeSkipped,
   type ProviderConfig,
   type RailItem,
+  type SearchHit,
   type SessionInfo,
   type SessionView,
   type TimelineSnapshot,
@@ -16,6 +17,7 @@ import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
+import { SearchBox } from './ui/search'
 import { SessionList } from './ui/session-list'
 import { describeProvider, initialProvider, SettingsDialog } from './ui/settings'
 import { Transcript } from './ui/transcript'
@@ -86,7 +88,7 @@ function readOnlyNote(sessionId: string): string | undefined {
 function isRunning(snapshot: TimelineSnapshot): boolean {
   for (let i = snapshot.rows.length - 1; i >= 0; i--) {
     const row = snapshot.rows[i]!
-    if (row.kind === 'input') continue
+    if (row.kind !== 'message') continue
     const { message } = row
     if (message.status === 'streaming') return true
     if (message.role === 'user') return message.status === 'complete' && provider.kind !== 'none'
@@ -101,7 +103,17 @@ const transcript = new Transcript($('#transcript-host'), {
   onScroll: schedule,
   retry: (input) =>
     void view?.admit(input.text, { id: input.id, delivery: input.delivery }).catch(report('Still not sent')),
+  loadGap: (key, end) => void view?.loadGap(key, end).catch(report('Could not load the hidden turns')),
+  turnsIn: (fromSeq, toSeq) => turnsBetween(fromSeq, toSeq),
 })
+
+/** Turns of the open session that start within `fromSeq..toSeq` (what a gap hides). */
+function turnsBetween(fromSeq: number, toSeq: number): number {
+  const outline = view?.getSnapshot().outline ?? []
+  let count = 0
+  for (const entry of outline) if (entry.seq >= fromSeq && entry.seq <= toSeq) count++
+  return count
+}
 const rail = new Rail($('#rail'), { activate: (item) => void jump(item).catch(report('Could not jump')) })
 const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
@@ -121,6 +133,51 @@ const sessionList = new SessionList($('#session-list'), {
   remove: (session) => void removeSession(session).catch(report('Could not delete the session')),
 })
 const settings = new SettingsDialog($<HTMLDialogElement>('#settings'), { apply: applyProvider })
+const searchBox = new SearchBox($<HTMLDialogElement>('#search'), {
+  search: (query) => client.search(query, { limit: 30 }),
+  titleOf: (id) => sessions.find((s) => s.id === id)?.title ?? 'Session',
+  choose: (hit) => void openHit(hit).catch(report('Could not open the match')),
+})
+
+/** Resolves once `target` has loaded (or failed to). */
+function loaded(target: SessionView): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (target.getSnapshot().status === 'loading') return
+      stop()
+      resolve()
+    }
+    const stop = target.subscribe(check)
+    check()
+  })
+}
+
+/**
+ * A search hit was chosen: its session opens, `jumpTo` loads the hit's neighbourhood (not the
+ * history in between), and the row lands near the top, highlighted. The time from choosing to
+ * landing is left on the document for the browser tests.
+ */
+async function openHit(hit: SearchHit): Promise<void> {
+  const started = performance.now()
+  if (view?.sessionId !== hit.sessionId) await openSession(hit.sessionId)
+  const target = view
+  if (!target) return
+  await loaded(target)
+  transcript.release()
+  jumpingTurn = hit.turn
+  render()
+  try {
+    await target.jumpTo(hit.seq)
+  } finally {
+    jumpingTurn = undefined
+  }
+  if (target !== view) return
+  render()
+  if (transcript.land(hit.messageId)) transcript.highlight(hit.messageId)
+  else showNotice(`The match in turn ${hit.turn} could not be shown`)
+  document.documentElement.dataset.landedMs = (performance.now() - started).toFixed(1)
+  schedule()
+}
 
 function send(text: string, delivery: Delivery): void {
   if (!view) return
@@ -130,8 +187,9 @@ function send(text: string, delivery: Delivery): void {
 }
 
 /**
- * A rail mark was activated. A loaded turn is a scroll; an unloaded one is paged in first with
- * `loadThrough`, rendered, and only then measured, so the landing needs no height estimate.
+ * A rail mark was activated. A loaded turn is a scroll; an unloaded one is loaded first with
+ * `jumpTo` (its neighbourhood only, with a gap to the rest), rendered, and only then measured,
+ * so the landing needs no height estimate.
  */
 async function jump(item: RailItem): Promise<void> {
   const target = view
@@ -145,7 +203,7 @@ async function jump(item: RailItem): Promise<void> {
   jumpingTurn = item.turn
   render() // shows the mark busy now, not a frame later
   try {
-    await target.loadThrough(item.seq)
+    await target.jumpTo(item.seq)
   } finally {
     jumpingTurn = undefined
   }
@@ -295,6 +353,7 @@ $('#new-session').addEventListener(
   () => void newSession().catch(report('Could not create a session')),
 )
 $('#open-settings').addEventListener('click', () => settings.open(provider))
+$('#open-search').addEventListener('click', () => searchBox.open())
 for (const button of document.querySelectorAll<HTMLButtonElement>('[data-seed]')) {
   button.addEventListener('click', () => void seed(Number(button.dataset.seed)))
 }

@@ -27,17 +27,31 @@ const TOPICS = [
 ]
 const TOOLS = ['read_file', 'search_docs', 'run_tests', 'list_dir'] as const
 
+/** The turn whose prompt holds the session's marker word. */
+export const MARKER_TURN = 3
+
+/**
+ * A word that occurs in one row of the seeded session `sessionId` only (turn 3's prompt) and in
+ * no other seeded session: a search for it has exactly one hit, deterministically.
+ */
+export function markerWord(sessionId: string): string {
+  let hash = 2166136261
+  for (const char of sessionId) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619) >>> 0
+  return `quokka${hash.toString(36)}`
+}
+
 /** One completed turn as events, with ids unique across sessions (rows are keyed by id). */
 export function seedTurn(sessionId: string, turn: number): SessionEvent[] {
   const topic = TOPICS[turn % TOPICS.length]!
   const prefix = `${sessionId}-t${turn}`
+  const marker = turn === MARKER_TURN ? ` Keep the ${markerWord(sessionId)} notes in mind.` : ''
   const events: SessionEvent[] = [
     { type: 'turn/start', data: { turn } },
     {
       type: 'user/message',
       data: {
         inputId: `${prefix}-u`,
-        text: `Turn ${turn}: can you look into ${topic}?`,
+        text: `Turn ${turn}: can you look into ${topic}?${marker}`,
         delivery: 'steer',
         source: 'user',
       },

@@ -3,6 +3,10 @@ import { h, setAttrs, setText, toggleClass } from './dom'
 
 export interface RowActions {
   retry(input: TimelineInput): void
+  /** Pages a gap in from one end (its buttons, or scrolling into it). */
+  loadGap(key: string, end: 'older' | 'newer'): void
+  /** How many turns a gap's seqs hold (from the outline), for its label. */
+  turnsIn(fromSeq: number, toSeq: number): number
 }
 
 const ROLE_LABEL: Record<SessionMessage['role'], string> = {
@@ -21,7 +25,7 @@ function formatJson(value: Json | undefined): string {
 
 /** `data-state` of a row: where it is in its life, for styling and for tests. */
 export function rowState(row: TimelineRow): string {
-  return row.kind === 'input' ? row.input.state : row.message.status
+  return row.kind === 'input' ? row.input.state : row.kind === 'gap' ? 'gap' : row.message.status
 }
 
 /**
@@ -39,7 +43,7 @@ export class RowView {
 
   constructor(
     readonly key: string,
-    actions: RowActions,
+    private readonly actions: RowActions,
   ) {
     this.node = h('article', { class: 'row', attrs: { 'data-key': key } }, [
       h('header', { class: 'row__meta' }, [this.role, this.badge, this.retry]),
@@ -72,6 +76,33 @@ export class RowView {
     if (row === this.current) return
     this.current = row
     const state = rowState(row)
+    if (row.kind === 'gap') {
+      const turns = this.actions.turnsIn(row.fromSeq, row.toSeq)
+      setAttrs(this.node, { 'data-role': 'gap', 'data-state': state, 'data-turn': undefined })
+      toggleClass(this.node, 'row--gap', true)
+      setText(this.role, '')
+      setText(this.badge, '')
+      this.retry.hidden = true
+      const older = h('button', {
+        class: 'link-button',
+        text: 'Show more above',
+        attrs: { type: 'button', 'data-gap-end': 'newer' },
+      })
+      const newer = h('button', {
+        class: 'link-button',
+        text: 'Show more below',
+        attrs: { type: 'button', 'data-gap-end': 'older' },
+      })
+      older.addEventListener('click', () => this.actions.loadGap(row.key, 'newer'))
+      newer.addEventListener('click', () => this.actions.loadGap(row.key, 'older'))
+      const label = h('span', {
+        class: 'gap__label',
+        text: turns === 1 ? '1 earlier turn' : `${turns} earlier turns`,
+      })
+      this.body.replaceChildren(h('div', { class: 'gap' }, [older, label, newer]))
+      return
+    }
+    toggleClass(this.node, 'row--gap', false)
     if (row.kind === 'input') {
       const { input } = row
       setAttrs(this.node, { 'data-role': 'user', 'data-state': state, 'data-turn': undefined })

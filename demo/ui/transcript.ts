@@ -41,6 +41,8 @@ export class Transcript {
   private scrollQueued = false
   /** A pointer is down on the scroller (dragging its scrollbar). */
   private dragging = false
+  /** Pages a gap in from the end the reader scrolls into it from. */
+  private readonly gapWatch = new IntersectionObserver((entries) => this.onGapsSeen(entries))
 
   constructor(
     host: HTMLElement,
@@ -128,6 +130,24 @@ export class Transcript {
     return true
   }
 
+  /** Marks the row with `key` as the one a search landed on, until another is. */
+  highlight(key: string): void {
+    for (const node of this.list.querySelectorAll('.row--hit')) node.classList.remove('row--hit')
+    this.views.get(key)?.node.classList.add('row--hit')
+  }
+
+  private onGapsSeen(entries: IntersectionObserverEntry[]): void {
+    for (const entry of entries) {
+      const key = (entry.target as HTMLElement).dataset.key
+      if (!entry.isIntersecting || !key || this.stick) continue
+      const viewport = entry.rootBounds ?? this.scroller.getBoundingClientRect()
+      // Seen near the top: the reader scrolls up into it, so the rows just above the newer
+      // segment load; near the bottom, the rows just below the older segment.
+      const fromAbove = entry.boundingClientRect.top < viewport.top + viewport.height / 2
+      this.options.loadGap(key, fromAbove ? 'older' : 'newer')
+    }
+  }
+
   /** The turn of the row under the reading line (the last turn while following the tail). */
   readingTurn(): number | undefined {
     const rows = this.list.children
@@ -174,6 +194,7 @@ export class Transcript {
     for (const row of rows) wanted.add(row.key)
     for (const [key, view] of this.views) {
       if (!wanted.has(key)) {
+        this.gapWatch.unobserve(view.node)
         view.node.remove()
         this.views.delete(key)
       }
@@ -187,6 +208,7 @@ export class Transcript {
         this.views.set(row.key, view)
       }
       view.update(row)
+      if (row.kind === 'gap') this.gapWatch.observe(view.node)
       const turn = view.turn
       view.setTurnStart(turn !== undefined && turn > 0 && turn !== previousTurn)
       if (turn !== undefined) previousTurn = turn

@@ -16,7 +16,11 @@ export interface OlderPager {
   baseSeq(): number
   hasOlder(): boolean
   /** Fetches the `limit` rows just below the window and merges them in. */
-  loadOlder(limit: number): Promise<void>
+  loadOlder(limit: number): Promise<unknown>
+  /** Whether `seq` is loaded (default: `baseSeq() <= seq`, or nothing older). */
+  covers?(seq: number): boolean
+  /** Loads `limit` rows toward `seq` (through a gap that holds it); false: no progress. */
+  loadToward?(seq: number, limit: number): Promise<boolean>
 }
 
 export interface JumpOptions {
@@ -34,7 +38,7 @@ export function createJump(options: JumpOptions): Jump {
   let target = Number.POSITIVE_INFINITY
   let running: Promise<void> | undefined
 
-  const covered = () => !pager.hasOlder() || pager.baseSeq() <= target
+  const covered = () => (pager.covers ? pager.covers(target) : !pager.hasOlder() || pager.baseSeq() <= target)
 
   /**
    * Always yields once before it decides, so every call made in the same tick lowers the target
@@ -55,6 +59,10 @@ export function createJump(options: JumpOptions): Jump {
         if (!busy) {
           busy = true
           onBusy(true)
+        }
+        if (pager.loadToward) {
+          if (!(await pager.loadToward(target, DEFAULT_JUMP_PAGE))) break // no progress: stop rather than spin
+          continue
         }
         const before = pager.baseSeq()
         await pager.loadOlder(DEFAULT_JUMP_PAGE)

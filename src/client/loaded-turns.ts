@@ -58,24 +58,32 @@ interface Cached {
 export function createLoadedTurns(): (
   rows: readonly MessageRow[],
   hasOlder: boolean,
+  /** Indexes in `rows` where a segment after a gap begins (a sparse window), ascending. */
+  breaks?: readonly number[],
 ) => readonly LoadedTurn[] {
   let cache = new Map<number, Cached>()
   let last: readonly LoadedTurn[] = NO_TURNS
   let lastRows: readonly MessageRow[] | undefined
   let lastHasOlder = false
-  return (rows, hasOlder) => {
-    if (rows === lastRows && hasOlder === lastHasOlder) return last
+  let lastBreaks = ''
+  return (rows, hasOlder, breaks = []) => {
+    const breakKey = breaks.join(',')
+    if (rows === lastRows && hasOlder === lastHasOlder && breakKey === lastBreaks) return last
     lastRows = rows
     lastHasOlder = hasOlder
+    lastBreaks = breakKey
+    const segmentStarts = new Set(breaks)
     const next = new Map<number, Cached>()
     const turns: LoadedTurn[] = []
     let start = 0
     while (start < rows.length) {
       const turn = rows[start]!.message.turn
       let end = start + 1
-      while (end < rows.length && rows[end]!.message.turn === turn) end++
-      if (turn > 0) {
-        const complete = start > 0 || !hasOlder
+      while (end < rows.length && rows[end]!.message.turn === turn && !segmentStarts.has(end)) end++
+      // A turn split by a gap keeps the mark of its lower part (its first loaded row).
+      if (turn > 0 && !next.has(turn)) {
+        // A segment after a gap may start mid-turn, like a window with older rows unloaded.
+        const complete = (start > 0 && !segmentStarts.has(start)) || (start === 0 && !hasOlder)
         const group = rows.slice(start, end)
         const cached = cache.get(turn)
         const same =

@@ -25,16 +25,31 @@ import { Inbox } from './inbox'
 import { createJump } from './jump'
 import { createLoadedTurns } from './loaded-turns'
 import { createStore } from './store'
-import type { OpenOptions, SessionView, TimelineInput, TimelineRow, TimelineSnapshot } from './types'
+import type {
+  GapEnd,
+  GapRow,
+  OpenOptions,
+  SessionView,
+  TimelineInput,
+  TimelineRow,
+  TimelineSnapshot,
+} from './types'
 import {
+  addRange,
   applyMessages,
   baseSeqOf,
   EMPTY_WINDOW,
-  prependPage,
+  gapsOf,
+  isKnown,
+  pageRange,
   type TranscriptWindow,
   type WindowFilter,
+  type WindowGap,
   windowFromTail,
 } from './window'
+
+/** Rows a jump loads on either side of the turn it lands in. */
+const JUMP_CONTEXT = DEFAULT_PAGE_LIMIT
 
 /** What a view needs of an engine (a `SessionlineClient` or an in-process `Engine`). */
 export type ViewEngine = Pick<
@@ -99,9 +114,9 @@ export function createSessionView(
   /** Changes that arrive while a (re)load reads; applied on top of what it read. */
   let buffered: SessionChange[] | undefined = []
   let unsubscribe: Unsubscribe | undefined
-  /** Rows that changed below the window while older pages were on their way. */
+  /** Rows that changed outside the window while pages were on their way. */
   const late = new Map<string, { message: SessionMessage; headSeq: number }>()
-  let olderInFlight = 0
+  let readsInFlight = 0
   const admitting = new Map<string, Promise<InputReceipt>>()
   /** 'down' while a fresh worker is on its way: admits that met the dead one wait for it. */
   let connection: 'up' | 'down' | 'failed' = 'up'
@@ -133,6 +148,44 @@ export function createSessionView(
     steers: readonly TimelineInput[]
     rows: readonly TimelineRow[]
   } = { windowRows: EMPTY_WINDOW.rows, steers: [], rows: NO_ROWS }
+  let lastTimeline: { window: TranscriptWindow; rows: readonly TimelineRow[]; breaks: readonly number[] } = {
+    window: EMPTY_WINDOW,
+    rows: EMPTY_WINDOW.rows,
+    breaks: [],
+  }
+  let gapRows = new Map<string, GapRow>()
+
+  const gapKey = (gap: WindowGap, rows: TranscriptWindow['rows']) =>
+    `gap:${rows[gap.before - 1]?.key ?? `from-${gap.fromSeq}`}`
+
+  /** The window's rows with a gap row between each two segments (the same array while nothing changed). */
+  function timeline(): typeof lastTimeline {
+    if (lastTimeline.window.rows === window.rows && lastTimeline.window.known === window.known)
+      return lastTimeline
+    if (window.known.length <= 1) {
+      gapRows = new Map()
+      lastTimeline = { window, rows: window.rows, breaks: [] }
+      return lastTimeline
+    }
+    const rows: TimelineRow[] = []
+    const nextGaps = new Map<string, GapRow>()
+    let i = 0
+    for (const gap of gapsOf(window)) {
+      while (i < gap.before) rows.push(window.rows[i++]!)
+      const key = gapKey(gap, window.rows)
+      const old = gapRows.get(key)
+      const row =
+        old !== undefined && old.fromSeq === gap.fromSeq && old.toSeq === gap.toSeq
+          ? old
+          : Object.freeze({ key, kind: 'gap' as const, fromSeq: gap.fromSeq, toSeq: gap.toSeq })
+      nextGaps.set(key, row)
+      rows.push(row)
+    }
+    while (i < window.rows.length) rows.push(window.rows[i++]!)
+    gapRows = nextGaps
+    lastTimeline = { window, rows: Object.freeze(rows), breaks: gapsOf(window).map((g) => g.before) }
+    return lastTimeline
+  }
 
   function inputRow(input: TimelineInput): TimelineRow {
     let row = inputRows.get(input)
@@ -146,17 +199,18 @@ export function createSessionView(
   /** Rebuilds the snapshot from the parts; keeps the old one (and every unchanged part) when equal. */
   function publish(): void {
     const { steers, queued } = inbox.inputs()
+    const segments = timeline()
     let rows = lastParts.rows
-    if (lastParts.windowRows !== window.rows || lastParts.steers !== steers) {
-      rows = steers.length === 0 ? window.rows : Object.freeze([...window.rows, ...steers.map(inputRow)])
-      lastParts = { windowRows: window.rows, steers, rows }
+    if (lastParts.windowRows !== segments.rows || lastParts.steers !== steers) {
+      rows = steers.length === 0 ? segments.rows : Object.freeze([...segments.rows, ...steers.map(inputRow)])
+      lastParts = { windowRows: segments.rows, steers, rows }
     }
     const next: TimelineSnapshot = {
       status,
       rows,
       queued,
       outline,
-      rail: rail(loadedTurns(window.rows, window.hasOlder), outline),
+      rail: rail(loadedTurns(window.rows, window.hasOlder, segments.breaks), outline),
       baseSeq: baseSeqOf(window),
       headSeq: window.headSeq,
       hasOlder: window.hasOlder,
@@ -189,7 +243,7 @@ export function createSessionView(
     }
     const applied = applyMessages(window, change.messages, change, filter)
     window = applied.window
-    if (olderInFlight > 0 && change.durable)
+    if (readsInFlight > 0 && change.durable)
       for (const message of applied.outside) late.set(message.id, { message, headSeq: change.headSeq })
     settleUserRows(change.messages)
     for (const receipt of change.inputs) if (receipt.sessionId === sessionId) inbox.applyReceipt(receipt)
@@ -249,27 +303,98 @@ export function createSessionView(
 
   const ready = read(generation)
 
-  /** Fetches the page just below the window and merges it in (used by loadOlder and jumps). */
-  async function fetchOlder(limit: number): Promise<void> {
-    const before = baseSeqOf(window)
-    if (before === 0 || !window.hasOlder) return
+  /**
+   * Reads pages and adds each to the window with the range it covers. Changes to rows outside
+   * the window are kept meanwhile (`late`), so a page read before such a change cannot bring
+   * back the old version. Returns whether the window learned anything.
+   */
+  async function readInto(
+    read: () => Promise<{ page: MessagePage; ask: { beforeSeq?: number; afterSeq?: number } }[]>,
+  ): Promise<boolean> {
     const gen = generation
-    olderInFlight++
-    let page: MessagePage
+    readsInFlight++
     try {
-      page = await engine.page(sessionId, {
-        beforeSeq: before,
-        limit,
-        includeInactive: filter.includeInactive,
-      })
+      const pages = await read()
+      if (disposed || gen !== generation) return false
+      const before = window
+      for (const { page, ask } of pages) {
+        window = addRange(window, page, pageRange(page, ask), filter, late)
+        settleUserRows(page.messages)
+      }
+      if (status === 'ready') error = undefined // a load that works again clears the last soft error
+      publish()
+      return window.known !== before.known
     } finally {
-      if (--olderInFlight === 0) late.clear()
+      if (--readsInFlight === 0) late.clear()
     }
-    if (disposed || gen !== generation) return
-    window = prependPage(window, page, filter, late)
-    settleUserRows(page.messages)
-    if (status === 'ready') error = undefined // a load that works again clears the last soft error
-    publish()
+  }
+
+  const pageOf = async (ask: { beforeSeq?: number; afterSeq?: number; limit: number }) => ({
+    page: await engine.page(sessionId, { ...ask, includeInactive: filter.includeInactive }),
+    ask,
+  })
+
+  /** Fetches the page just below the window and merges it in (used by loadOlder and jumps). */
+  async function fetchOlder(limit: number): Promise<boolean> {
+    const floor = window.known[0]?.from ?? 1
+    if (!window.hasOlder || floor <= 1) return false
+    return readInto(async () => [await pageOf({ beforeSeq: floor, limit })])
+  }
+
+  /** The gap that holds `seq`, if any. */
+  function gapAt(seq: number): WindowGap | undefined {
+    return gapsOf(window).find((gap) => gap.fromSeq <= seq && seq <= gap.toSeq)
+  }
+
+  /** Pages `gap` in from one end. */
+  function fillGap(gap: WindowGap, end: GapEnd, limit: number): Promise<boolean> {
+    return readInto(async () => [
+      await pageOf(
+        end === 'older'
+          ? { beforeSeq: gap.toSeq + 1, limit }
+          : { afterSeq: gap.fromSeq - 1, beforeSeq: gap.toSeq + 1, limit },
+      ),
+    ])
+  }
+
+  /** Seq of the start of the turn that holds `seq`, from the outline (the seq itself when none holds it). */
+  function turnStartOf(seq: number): number {
+    let lo = 0
+    let hi = outline.length - 1
+    let start = seq
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1
+      const entry = outline[mid]!
+      if (entry.seq <= seq) {
+        start = entry.seq
+        lo = mid + 1
+      } else hi = mid - 1
+    }
+    return start
+  }
+
+  /** Loads the turn holding `seq` and JUMP_CONTEXT rows either side, as one new segment. */
+  async function loadNeighbourhood(seq: number): Promise<void> {
+    const start = Math.max(1, turnStartOf(seq))
+    // The next loaded range above bounds the read: what it holds is loaded already.
+    const above = window.known.find((range) => range.from > start)
+    const ceiling = above?.from
+    await readInto(async () => {
+      const below = pageOf({ beforeSeq: start, limit: JUMP_CONTEXT })
+      const after: { page: MessagePage; ask: { beforeSeq?: number; afterSeq?: number } }[] = []
+      let from = start - 1
+      let beyond = 0
+      for (;;) {
+        const read = await pageOf({ afterSeq: from, beforeSeq: ceiling, limit: JUMP_CONTEXT })
+        after.push(read)
+        const last = read.page.messages.at(-1)
+        if (!read.page.hasNewer || last === undefined) break
+        beyond += read.page.messages.filter((m) => m.seq > seq).length
+        if (last.seq >= seq && beyond >= JUMP_CONTEXT) break
+        from = last.seq
+      }
+      return [await below, ...after]
+    })
   }
 
   function setBusy(on: boolean): void {
@@ -282,7 +407,17 @@ export function createSessionView(
   }
 
   const jump = createJump({
-    pager: { baseSeq: () => baseSeqOf(window), hasOlder: () => window.hasOlder, loadOlder: fetchOlder },
+    pager: {
+      baseSeq: () => baseSeqOf(window),
+      hasOlder: () => window.hasOlder,
+      loadOlder: fetchOlder,
+      covers: (seq) => isKnown(window, Math.max(1, seq)),
+      // Through a gap that holds the target from its upper end, as paging older would reach it.
+      loadToward: (seq, limit) => {
+        const gap = gapAt(seq)
+        return gap ? fillGap(gap, 'older', limit) : fetchOlder(limit)
+      },
+    },
     ready: () => (status === 'loading' ? ready : undefined),
     onBusy: setBusy,
     onError: softError,
@@ -430,6 +565,37 @@ export function createSessionView(
         return Promise.reject(thrown)
       }
       return jump(seq)
+    },
+    async jumpTo(seq) {
+      parseOrThrow(LoadThroughRequest.shape.seq, seq, 'jumpTo seq')
+      if (status === 'loading') await ready
+      if (disposed || status !== 'ready' || isKnown(window, Math.max(1, seq))) return
+      setBusy(true)
+      try {
+        await loadNeighbourhood(Math.max(1, seq))
+      } catch (thrown) {
+        softError(thrown)
+      } finally {
+        setBusy(false)
+      }
+    },
+    async loadGap(key, end) {
+      if (end !== 'older' && end !== 'newer') {
+        throw new SessionlineError(
+          'invalid_input',
+          `loadGap: end must be 'older' or 'newer', not ${String(end)}`,
+        )
+      }
+      const gap = gapsOf(window).find((g) => gapKey(g, window.rows) === key)
+      if (disposed || gap === undefined) return
+      setBusy(true)
+      try {
+        await fillGap(gap, end, tail)
+      } catch (thrown) {
+        softError(thrown)
+      } finally {
+        setBusy(false)
+      }
     },
     interrupt: () => engine.interrupt(sessionId),
     connectionLost() {

@@ -21,10 +21,20 @@ export interface TimelineInput {
 
 export type { RailItem }
 
-/** One row of the timeline: a transcript row, or an input still in the inbox. `key` never changes. */
+/**
+ * One row of the timeline: a transcript row, an input still in the inbox, or a gap between two
+ * loaded segments (seqs `fromSeq` through `toSeq` not loaded; `view.loadGap(key, …)` pages it in).
+ * A message's or input's `key` never changes; a gap's key is stable while the row below it is.
+ */
 export type TimelineRow =
   | { key: string; kind: 'message'; message: SessionMessage }
   | { key: string; kind: 'input'; input: TimelineInput }
+  | { key: string; kind: 'gap'; fromSeq: number; toSeq: number }
+
+export type GapRow = Extract<TimelineRow, { kind: 'gap' }>
+
+/** Which end of a gap to page in from: `older` extends the segment above it downwards, `newer` the one below upwards. */
+export type GapEnd = 'older' | 'newer'
 
 export interface TimelineSnapshot {
   /**
@@ -35,7 +45,11 @@ export interface TimelineSnapshot {
    */
   status: 'loading' | 'ready' | 'error' | 'reconnecting' | 'upgraded'
   error?: SessionlineError
-  /** Loaded window of transcript rows in seq order, then pending steers in admission order. */
+  /**
+   * Loaded transcript rows in seq order, then pending steers in admission order. After a
+   * `jumpTo` the rows may form several segments with a `gap` row between each two (never
+   * before the first or after the last segment); every segment is contiguous.
+   */
   rows: readonly TimelineRow[]
   /** Queued inputs in admission order (the queue tray). */
   queued: readonly TimelineInput[]
@@ -57,7 +71,16 @@ export interface SessionView {
   cancel(inputId: string): Promise<void>
   edit(inputId: string, text: string): Promise<void>
   loadOlder(): Promise<void>
+  /** Loads older rows until `seq` is loaded (through any gap on the way), contiguously below the window. */
   loadThrough(seq: number): Promise<void>
+  /**
+   * Loads the neighbourhood of `seq` (the turn that holds it, a page either side) without the
+   * history in between: the window may then have a gap. Resolves once the row at or after `seq`
+   * is in `rows`.
+   */
+  jumpTo(seq: number): Promise<void>
+  /** Pages a gap in from one end (`older`: below the segment above it; `newer`: above the one below). */
+  loadGap(key: string, end: GapEnd): Promise<void>
   interrupt(): Promise<void>
   dispose(): void
 }

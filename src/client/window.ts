@@ -1,12 +1,14 @@
 /**
- * The loaded window of a transcript: a contiguous suffix of its rows, ascending by seq, unique by
- * id. Pure functions: each takes a window and returns the same window when nothing changed, so
- * the snapshot built from it stays the same object.
+ * The loaded window of a transcript: one or more segments of its rows (docs/decisions/0009),
+ * ascending by seq, unique by id. Pure functions: each takes a window and returns the same window
+ * when nothing changed, so the snapshot built from it stays the same object.
  *
- * "Contiguous" means no row of the transcript between the first and the last loaded row is
- * missing. A page asked for with `beforeSeq = baseSeq` holds every row between its own base and
- * that seq, and the window's base only ever goes down, so taking a page's rows below the current
- * base keeps the window contiguous whatever order overlapping pages come back in.
+ * The window records which seq ranges it knows (`known`): inside a known range it holds every
+ * row of the transcript, kept current by changes; outside, nothing. A page read says which range
+ * it covers (every readable row between its bounds), so adding its rows outside what is known,
+ * and the range to `known`, keeps every segment contiguous whatever order overlapping pages
+ * come back in. The last range is open-ended: the live tail, where new rows arrive. Ranges that
+ * meet merge, and with them their segments; the space between two ranges is a gap.
  */
 import { isReadable } from '../core/visibility'
 import type { MessagePart, SessionMessage } from '../schema/messages'
@@ -15,8 +17,17 @@ import type { TimelineRow } from './types'
 
 export type MessageRow = Extract<TimelineRow, { kind: 'message' }>
 
+/** Seqs `from` through `to`, inclusive; `to` is Infinity for the live tail. */
+export interface SeqRange {
+  readonly from: number
+  readonly to: number
+}
+
 export interface TranscriptWindow {
   readonly rows: readonly MessageRow[]
+  /** Disjoint, ascending, never adjacent; the last one is open-ended once the tail loaded. */
+  readonly known: readonly SeqRange[]
+  /** Readable rows exist below the first known range. */
   readonly hasOlder: boolean
   /** The newest head seq seen (pages and changes). */
   readonly headSeq: number
@@ -31,8 +42,14 @@ export interface WindowFilter {
   includeInactive: boolean
 }
 
+const EVERYTHING: readonly SeqRange[] = Object.freeze([
+  Object.freeze({ from: 1, to: Number.POSITIVE_INFINITY }),
+])
+
 export const EMPTY_WINDOW: TranscriptWindow = Object.freeze({
   rows: Object.freeze([]) as readonly MessageRow[],
+  // Before the first load nothing is below to page in: the window follows the tail.
+  known: EVERYTHING,
   hasOlder: false,
   headSeq: 0,
   syncedThrough: 0,
@@ -49,39 +66,145 @@ const rowOf = (message: SessionMessage): MessageRow => ({ key: message.id, kind:
 
 /** The first tail page of a session (or a reload after a reset). */
 export function windowFromTail(page: MessagePage, filter: WindowFilter): TranscriptWindow {
+  const first = page.messages[0]
   return {
     rows: page.messages.filter((m) => isShown(m, filter)).map(rowOf),
+    known: [{ from: page.hasOlder && first ? first.seq : 1, to: Number.POSITIVE_INFINITY }],
     hasOlder: page.hasOlder,
     headSeq: page.headSeq,
     syncedThrough: page.headSeq,
   }
 }
 
+/** Index of the known range holding `seq`, or -1. */
+export function rangeIndexOf(known: readonly SeqRange[], seq: number): number {
+  let lo = 0
+  let hi = known.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1
+    const range = known[mid]!
+    if (seq < range.from) hi = mid - 1
+    else if (seq > range.to) lo = mid + 1
+    else return mid
+  }
+  return -1
+}
+
+export const isKnown = (window: TranscriptWindow, seq: number): boolean =>
+  rangeIndexOf(window.known, seq) >= 0
+
+/** `known` with `range` added; ranges that overlap or meet become one. */
+export function unionRanges(known: readonly SeqRange[], range: SeqRange): readonly SeqRange[] {
+  const out: SeqRange[] = []
+  let from = range.from
+  let to = range.to
+  let placed = false
+  for (const r of known) {
+    if (r.to + 1 < from) out.push(r)
+    else if (to + 1 < r.from) {
+      if (!placed) out.push({ from, to })
+      placed = true
+      out.push(r)
+    } else {
+      from = Math.min(from, r.from)
+      to = Math.max(to, r.to)
+    }
+  }
+  if (!placed) out.push({ from, to })
+  return out
+}
+
+const sameRanges = (a: readonly SeqRange[], b: readonly SeqRange[]) =>
+  a.length === b.length && a.every((r, i) => r.from === b[i]!.from && r.to === b[i]!.to)
+
 /**
- * Prepends the rows of an older page that lie below the window. `newer` holds versions of rows
- * that changed while the page was on its way (rows outside the window then), so a page read
- * before such a change does not bring back the old text.
+ * The range a page covers, from how it was asked: every readable row between its bounds is in
+ * it. `undefined` when it says nothing (an empty page that claims older rows exist).
  */
-export function prependPage(
+export function pageRange(
+  page: MessagePage,
+  ask: { beforeSeq?: number; afterSeq?: number },
+): SeqRange | undefined {
+  const upper = (ask.beforeSeq ?? Number.POSITIVE_INFINITY) - 1
+  const first = page.messages[0]
+  const last = page.messages.at(-1)
+  if (ask.afterSeq !== undefined) {
+    if (page.hasNewer && !last) return undefined
+    return { from: ask.afterSeq + 1, to: page.hasNewer && last ? last.seq : upper }
+  }
+  if (page.hasOlder && !first) return undefined
+  return { from: page.hasOlder && first ? first.seq : 1, to: upper }
+}
+
+/**
+ * Adds a page's rows that lie outside what the window knows, and the page's range to what it
+ * knows. `newer` holds versions of rows that changed while the page was on its way (rows outside
+ * the window then), so a page read before such a change does not bring back the old text.
+ */
+export function addRange(
   window: TranscriptWindow,
   page: MessagePage,
+  range: SeqRange | undefined,
   filter: WindowFilter,
   newer?: ReadonlyMap<string, { message: SessionMessage; headSeq: number }>,
 ): TranscriptWindow {
-  const base = baseSeqOf(window)
-  // An empty window has nothing below which to prepend: it follows the session's tail instead.
-  if (window.rows.length === 0) return window
-  const older: MessageRow[] = []
+  if (range === undefined || range.from > range.to) return window
+  const added: MessageRow[] = []
   for (const message of page.messages) {
-    if (message.seq >= base) break
+    if (message.seq < range.from || message.seq > range.to || isKnown(window, message.seq)) continue
     const late = newer?.get(message.id)
     const current = late !== undefined && late.headSeq > page.headSeq ? late.message : message
-    if (isShown(current, filter)) older.push(rowOf(current))
+    if (isShown(current, filter)) added.push(rowOf(current))
   }
-  // A page with nothing below the base says nothing about what is older than the base.
-  const hasOlder = older.length > 0 || page.messages.length === 0 ? page.hasOlder : window.hasOlder
-  if (older.length === 0 && hasOlder === window.hasOlder) return window
-  return { ...window, rows: older.length === 0 ? window.rows : [...older, ...window.rows], hasOlder }
+  const known = unionRanges(window.known, range)
+  if (added.length === 0 && sameRanges(known, window.known)) return window
+  const hasOlder = (known[0]?.from ?? 1) > 1
+  return {
+    ...window,
+    rows: added.length === 0 ? window.rows : mergeRows(window.rows, added),
+    known,
+    hasOlder,
+  }
+}
+
+/** Two ascending row lists as one (their seqs never collide: `added` lies outside the known ranges). */
+function mergeRows(rows: readonly MessageRow[], added: readonly MessageRow[]): MessageRow[] {
+  const first = added[0]!.message.seq
+  const last = added.at(-1)!.message.seq
+  // The common case, a page below or above everything loaded, is a plain concatenation.
+  if (rows.length === 0 || last < rows[0]!.message.seq) return [...added, ...rows]
+  if (first > rows.at(-1)!.message.seq) return [...rows, ...added]
+  const at = lowerBound(rows, first)
+  const end = lowerBound(rows, last)
+  if (at === end) return [...rows.slice(0, at), ...added, ...rows.slice(at)]
+  const out: MessageRow[] = []
+  let i = 0
+  let j = 0
+  while (i < rows.length || j < added.length) {
+    if (j >= added.length || (i < rows.length && rows[i]!.message.seq < added[j]!.message.seq))
+      out.push(rows[i++]!)
+    else out.push(added[j++]!)
+  }
+  return out
+}
+
+/** A gap between two known ranges: the seqs `fromSeq` through `toSeq` are not loaded. */
+export interface WindowGap {
+  fromSeq: number
+  toSeq: number
+  /** Index in `rows` of the first row above the gap. */
+  before: number
+}
+
+/** The gaps between the window's segments, ascending. */
+export function gapsOf(window: TranscriptWindow): WindowGap[] {
+  const gaps: WindowGap[] = []
+  for (let i = 1; i < window.known.length; i++) {
+    const below = window.known[i - 1]!
+    const above = window.known[i]!
+    gaps.push({ fromSeq: below.to + 1, toSeq: above.from - 1, before: lowerBound(window.rows, above.from) })
+  }
+  return gaps
 }
 
 /** Index of the first row whose seq is >= `seq` (binary search). */
@@ -122,10 +245,10 @@ export interface ChangeStamp {
 }
 
 /**
- * Upserts the rows of one change (by id; a row's seq never changes). Rows older than the window
- * are not loaded and stay out, as do durable changes the rows already hold and live previews a
- * later durable change superseded. Returns the ids of rows it left out because they lie below
- * the window (a page on its way may need them).
+ * Upserts the rows of one change (by id; a row's seq never changes). Rows outside the known
+ * ranges (below the window or in a gap) are not loaded and stay out, as do durable changes the
+ * rows already hold and live previews a later durable change superseded. Returns the rows it
+ * left out because they lie outside the known ranges (a page on its way may need them).
  */
 export function applyMessages(
   window: TranscriptWindow,
@@ -147,8 +270,8 @@ export function applyMessages(
   const outside: SessionMessage[] = []
   for (const message of messages) {
     const current = rows ?? window.rows
-    // Below a window that has older rows unloaded: not ours to show until a page brings it.
-    if (current.length > 0 ? message.seq < current[0]!.message.seq && window.hasOlder : window.hasOlder) {
+    // Outside the known ranges (below the window, or in a gap): not ours to show until a page brings it.
+    if (!isKnown(window, message.seq)) {
       outside.push(message)
       continue
     }

@@ -41,6 +41,7 @@ import {
   inRowsRead,
   inWrite,
   rowOwner,
+  rowsAbove,
   rowsBelow,
   rowsFrom,
 } from '../store/transactions'
@@ -49,6 +50,7 @@ import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
+import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 import { createWritePath } from './write-path'
@@ -65,6 +67,8 @@ export interface EngineOptions extends ConnectionOptions {
   schedule?: Scheduler
   /** Tell other engines on this database about commits (default: when BroadcastChannel exists). */
   broadcast?: boolean
+  /** Told what the search index did per session (loaded, caught up, rebuilt, persisted); diagnostics. */
+  onSearchIndex?: (event: SearchIndexEvent) => void
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -108,7 +112,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     catchUp,
     putFolds,
   } = cache
-  const { write } = createWritePath({ db, cache, notes, now })
+  const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
+  const { write } = createWritePath({ db, cache, notes, now, onRows: searchIndex.onRows })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
   connection.onLost((error, reason) => {
     for (const entry of [...entries.values()]) {
@@ -200,6 +205,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       notes.post({ sessionId: id, rev: Number.MAX_SAFE_INTEGER, deleted: true })
       const entry = entries.get(id)
       if (entry) removeEntry(entry)
+      await searchIndex.forget(id)
     }),
 
     admit: guard('admit', async (sessionId, request) => {
@@ -312,7 +318,28 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     page: guard('page', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
-      const { beforeSeq, limit, includeInactive } = parseOrThrow(PageRequest, request, 'page request')
+      const { beforeSeq, afterSeq, limit, includeInactive } = parseOrThrow(
+        PageRequest,
+        request,
+        'page request',
+      )
+      if (afterSeq !== undefined) {
+        return inRowsRead(db, async (): Promise<MessagePage> => {
+          const [row, { rows, hasNewer }, below] = await Promise.all([
+            getSessionRow(db, id),
+            rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
+            rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
+          ])
+          if (!row) throw notFound(id)
+          return {
+            messages: rows,
+            baseSeq: rows[0]?.seq ?? 0,
+            headSeq: row.headSeq,
+            hasOlder: below.hasOlder,
+            hasNewer,
+          }
+        })
+      }
       return inRowsRead(db, async (): Promise<MessagePage> => {
         const [row, { rows, hasOlder }] = await Promise.all([
           getSessionRow(db, id),
@@ -388,10 +415,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     flush: guard('flush', () => connection.flush()),
 
+    search: guard('search', (query, request) => searchIndex.search(query, request)),
+
     close: async () => {
       if (closed) return
       try {
         await runner.close()
+        await searchIndex.close()
       } finally {
         closed = true
         notes.close()
@@ -418,6 +448,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   async function importedChanged(written: ImportedWrite): Promise<void> {
     const sessionId = written.session.id
     notes.post({ sessionId, rev: written.rev })
+    // The rows were replaced: the old index must not answer for them (it is rebuilt on demand).
+    if (written.status === 'updated') await searchIndex.forget(sessionId)
     const entry = entries.get(sessionId)
     if (entry?.snap) await catchUp(entry)
   }

@@ -13,6 +13,7 @@ import type {
   PageRequest,
   PromoteMode,
 } from '../schema/requests'
+import type { SearchHit, SearchOptions } from '../schema/search'
 import type { CreateSessionRequest, SessionInfo, TurnOutlineEntry, UsageTotals } from '../schema/session'
 
 /** Views of the built-in projections, by name. */
@@ -88,6 +89,13 @@ export interface Engine {
    * returns once the browser has the data on disk (README, "Durability").
    */
   flush(): Promise<void>
+
+  /**
+   * Full-text search over every session (or one): prompts, answers, reasoning and tool input and
+   * output (ranked lower), prefix and typo tolerant, diacritics folded, CJK by character pairs.
+   * Visible rows only unless `includeInactive`. Best hits first, at most `limit` (default 20).
+   */
+  search(query: string, options?: SearchOptions): Promise<SearchHit[]>
 
   close(): Promise<void>
 }

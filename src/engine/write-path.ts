@@ -23,6 +23,7 @@ import {
   type SessionState,
 } from '../core/decide'
 import { isSessionlineError } from '../schema/errors'
+import type { SessionMessage } from '../schema/messages'
 import type { SessionlineDb, SessionRow } from '../store/db'
 import { addRows, getSessionRow, inInboxWrite, inWrite, isConstraintError } from '../store/transactions'
 import type { Notes } from './notes'
@@ -73,6 +74,8 @@ export interface WritePathDeps {
   cache: SessionCache
   notes: Notes
   now: () => number
+  /** Told of every commit's rows after it is published (the search index follows them). */
+  onRows?: (sessionId: string, rows: readonly SessionMessage[], fromHead: number, toHead: number) => void
 }
 
 /** What a write answers, and whether it wrote anything (a replay or a no-op writes nothing). */
@@ -89,7 +92,7 @@ interface Planned<T> {
 
 export type WritePath = ReturnType<typeof createWritePath>
 
-export function createWritePath({ db, cache, notes, now }: WritePathDeps) {
+export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps) {
   /**
    * Runs one write and answers what the command answers; a refusal writes nothing.
    *
@@ -196,6 +199,7 @@ export function createWritePath({ db, cache, notes, now }: WritePathDeps) {
       if (entry.feed.size > 0 || !complete) void cache.catchUp(entry)
       else cache.advance(entry, next, change)
     }
+    onRows?.(entry.id, change.rows, base.row.headSeq, next.row.headSeq)
     return { answer: decision.answer, wrote: true }
   }
 

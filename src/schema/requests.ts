@@ -8,8 +8,14 @@ export const DEFAULT_PAGE_LIMIT = 50
 /** Page size `loadThrough` uses when none is given (DESIGN.md §7). */
 export const DEFAULT_JUMP_PAGE = 200
 
+/**
+ * A page of rows below `beforeSeq` (newest first: the `limit` rows just below it), or with
+ * `afterSeq`, the `limit` rows just above `afterSeq` (and below `beforeSeq`, when given):
+ * how a sparse window pages into a gap from its lower end.
+ */
 export const PageRequest = z.strictObject({
   beforeSeq: Seq.optional(),
+  afterSeq: z.number().int().nonnegative().optional(),
   limit: z.number().int().positive().max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
   includeInactive: z.boolean().default(false),
 })
@@ -35,6 +41,8 @@ export const MessagePage = z.strictObject({
   baseSeq: z.number().int().nonnegative(),
   headSeq: z.number().int().nonnegative(),
   hasOlder: z.boolean(),
+  /** Pages read with `afterSeq` only: another readable row exists above the last returned (below `beforeSeq`). */
+  hasNewer: z.boolean().optional(),
 })
 export type MessagePage = z.infer<typeof MessagePage>
 

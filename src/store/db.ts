@@ -32,12 +32,25 @@ export interface ProjectionRow<S = unknown> {
   state: S
 }
 
+/**
+ * One part of a session's persisted search index: part 0 says what the index is synced to,
+ * parts 1… hold serialized index segments (see src/engine/search/).
+ */
+export interface SearchPartRow {
+  sessionId: string
+  part: number
+  /** Version of the index format and tokenizer; another version is rebuilt from the rows. */
+  version: number
+  data: unknown
+}
+
 export type SessionlineDb = Dexie & {
   sessions: EntityTable<SessionRow, 'id'>
   events: Table<StoredEvent, [string, number]>
   inputs: EntityTable<InputReceipt, 'id'>
   messages: EntityTable<SessionMessage, 'id'>
   projections: Table<ProjectionRow, [string, string]>
+  search: Table<SearchPartRow, [string, number]>
 }
 
 /** Any key-range factory (the DOM's or fake-indexeddb's); Dexie only calls it. */

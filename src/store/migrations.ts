@@ -31,6 +31,13 @@ export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
     why: 'index pending receipts by session and admission seq',
     stores: { inputs: 'id, [sessionId+seq], [sessionId+status+seq]' },
   },
+  {
+    version: 3,
+    // The full-text index of each session, in parts (part 0: what it is synced to; 1…: index
+    // segments), so a reload loads it instead of rebuilding it and a write rewrites one segment.
+    why: 'persist the search index beside the rows it indexes',
+    stores: { search: '[sessionId+part]' },
+  },
 ]
 
 export const SCHEMA_VERSION = SCHEMA_VERSIONS[SCHEMA_VERSIONS.length - 1]?.version ?? 1

@@ -209,6 +209,37 @@ export async function rowsBelow(
   return { rows, hasOlder }
 }
 
+/**
+ * The oldest `limit` readable rows with `afterSeq < seq < beforeSeq`, ascending, and whether
+ * more follow below `beforeSeq`. Reads one row past the page, skipping unreadable rows in memory.
+ */
+export async function rowsAbove(
+  db: SessionlineDb,
+  sessionId: string,
+  afterSeq: number,
+  beforeSeq: number | undefined,
+  limit: number,
+  includeInactive: boolean,
+): Promise<{ rows: SessionMessage[]; hasNewer: boolean }> {
+  const keep = readable(includeInactive)
+  const rows: SessionMessage[] = []
+  let lower = afterSeq
+  for (;;) {
+    const want = limit + 1 - rows.length
+    const batch = await db.messages
+      .where('[sessionId+seq]')
+      .between([sessionId, lower], [sessionId, beforeSeq ?? MAX_KEY], false, false)
+      .limit(want)
+      .toArray()
+    for (const row of batch) if (keep(row)) rows.push(row)
+    const last = batch.at(-1)
+    if (batch.length < want || rows.length > limit || !last) break
+    lower = last.seq
+  }
+  const hasNewer = rows.length > limit
+  return { rows: hasNewer ? rows.slice(0, limit) : rows, hasNewer }
+}
+
 /** Every readable row with `fromSeq ≤ seq < beforeSeq`, ascending. */
 export async function rowsFrom(
   db: SessionlineDb,

@@ -1,6 +1,6 @@
 import type { TurnOutlineEntry } from '../schema/session'
 
-/** A mark of the turn rail: `loaded` points at a rendered row, `unloaded` at a seq to `loadThrough`. */
+/** A mark of the turn rail: `loaded` points at a rendered row, `unloaded` at a seq to `jumpTo`. */
 export type RailItem =
   | { kind: 'loaded'; turn: number; key: string; seq: number; prompt: string; response: string }
   | { kind: 'unloaded'; turn: number; seq: number; prompt: string; response: string }

@@ -42,6 +42,7 @@ export const ENGINE_METHODS = [
   'importTranscript',
   'importFiles',
   'flush',
+  'search',
   'close',
 ] as const satisfies readonly (keyof Engine)[]
 

@@ -298,6 +298,17 @@ async function runInBrowser(report) {
       await step('comlink', () => page.evaluate((c) => window.bench?.comlink(c), config))
     ),
   )
+  log('(8) search, (9) jumps')
+  comparisons.push(
+    .../** @type {never[]} */ (
+      await step('search', () => page.evaluate((c) => window.bench?.search(c), config), 900_000)
+    ),
+  )
+  comparisons.push(
+    .../** @type {never[]} */ (
+      await step('jumps', () => page.evaluate((c) => window.bench?.jumps(c), config))
+    ),
+  )
   comparisons.push(
     .../** @type {never[]} */ (
       await page.evaluate(

@@ -44,7 +44,11 @@ const bump = (renders: Renders, name: string) => {
 }
 
 const rowText = (row: TimelineSnapshot['rows'][number]) =>
-  row.kind === 'message' ? `${row.message.role}:${row.message.id}` : `${row.input.state}:${row.input.text}`
+  row.kind === 'message'
+    ? `${row.message.role}:${row.message.id}`
+    : row.kind === 'input'
+      ? `${row.input.state}:${row.input.text}`
+      : `gap:${row.fromSeq}-${row.toSeq}`
 
 function Rows({ view, renders }: { view: SessionView; renders: Renders }) {
   bump(renders, 'rows')

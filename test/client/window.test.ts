@@ -1,9 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import {
+  addRange,
   applyMessages,
   baseSeqOf,
-  prependPage,
+  pageRange,
   type TranscriptWindow,
   windowFromTail,
 } from '../../src/client/window'
@@ -52,15 +53,17 @@ describe('the transcript window', () => {
           const page = transcript(seqs, 400)
           let w = windowFromTail(page(undefined, 10), filter)
           // Requests are made against the base at their time and come back in a shuffled order.
-          const inFlight: MessagePage[] = []
+          const inFlight: { p: MessagePage; beforeSeq: number | undefined }[] = []
           for (const [limit, delay] of requests) {
-            inFlight.push(page(baseSeqOf(w) || undefined, limit))
-            if (delay % 2 === 0) {
-              const p = inFlight.splice(delay % inFlight.length, 1)[0]!
-              w = prependPage(w, p, filter)
+            const beforeSeq = w.known[0]!.from > 1 ? w.known[0]!.from : undefined
+            if (beforeSeq !== undefined) inFlight.push({ p: page(beforeSeq, limit), beforeSeq })
+            if (delay % 2 === 0 && inFlight.length > 0) {
+              const { p, beforeSeq: asked } = inFlight.splice(delay % inFlight.length, 1)[0]!
+              w = addRange(w, p, pageRange(p, { beforeSeq: asked }), filter)
             }
           }
-          for (const p of inFlight.reverse()) w = prependPage(w, p, filter)
+          for (const { p, beforeSeq } of inFlight.reverse())
+            w = addRange(w, p, pageRange(p, { beforeSeq }), filter)
           const loaded = seqsOf(w)
           expect(loaded).toEqual(seqs.slice(seqs.length - loaded.length))
           expect(w.hasOlder).toBe(loaded.length < seqs.length)
@@ -156,7 +159,7 @@ describe('the transcript window', () => {
     const w = windowFromTail(page(undefined, 2), filter)
     const older = page(baseSeqOf(w), 2) // read at head 4
     const newer = new Map([['id-2', { message: row(2, 'changed at 5'), headSeq: 5 }]])
-    const merged = prependPage(w, older, filter, newer)
+    const merged = addRange(w, older, pageRange(older, { beforeSeq: baseSeqOf(w) }), filter, newer)
     expect(merged.rows[1]!.message.parts).toEqual([{ type: 'text', text: 'changed at 5' }])
   })
 })

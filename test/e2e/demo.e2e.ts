@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright-core'
 import { describe, expect, test } from 'vitest'
+import { MARKER_TURN, markerWord } from '../../demo/seed'
 import { demoSuite, newSession, noticeText, rowWithText, screenshot, send, waitReady } from './harness'
 
 const { start, figures } = demoSuite()
@@ -397,8 +398,62 @@ describe('the playground in Chromium', () => {
       `${ms} ms, ${rows} rows rendered, lands at ${offset.toFixed(0)} px`
     expect(offset).toBeGreaterThanOrEqual(0)
     expect(offset).toBeLessThanOrEqual(160)
+    // A sparse window: turn 1's neighbourhood, a gap, the tail; not the 23,000 rows between.
+    expect(rows).toBeLessThanOrEqual(400)
+    expect(await page.$$eval('.row[data-role="gap"]', (gaps) => gaps.length)).toBe(1)
     expect(await noticeText(page)).toBe('')
-  }, 240_000)
+
+    // Search (Ctrl+K) a word only turn 3 holds, from a fresh tail view, and land on its row.
+    const sessionId = (await page.evaluate(() => window.__sessionline?.sessionId))!
+    const word = markerWord(sessionId)
+    await page.reload()
+    await waitReady(page)
+    await page.waitForSelector('.row[data-turn="10000"]')
+    expect(await page.$('.row[data-turn="3"]')).toBeNull()
+    await page.keyboard.press('Control+k')
+    await page.waitForSelector('#search[open]')
+    const typed = Date.now()
+    await page.fill('#search-input', word)
+    await page.waitForSelector('.search__hit[aria-selected="true"]', { timeout: 60_000 })
+    const firstQuery = Date.now() - typed
+    const hits = await page.$$eval('.search__hit', (list) =>
+      list.map((item) => ({
+        turn: (item as HTMLElement).dataset.turn,
+        message: (item as HTMLElement).dataset.message,
+        marked: [...item.querySelectorAll('mark')].map((m) => m.textContent),
+      })),
+    )
+    expect(hits).toEqual([{ turn: String(MARKER_TURN), message: `${sessionId}-t3-u`, marked: [word] }])
+    // The same query again, with the index built: what a user's next query costs.
+    await page.fill('#search-input', `${word} `)
+    await page.waitForFunction(() =>
+      document.querySelector('#search-status')?.textContent?.startsWith('1 match'),
+    )
+    const queryMs = await page.$eval('#search-status', (el) => (el as HTMLElement).dataset.ms)
+    const chosen = Date.now()
+    await page.keyboard.press('Enter')
+    const key = `${sessionId}-t3-u`
+    await page.waitForFunction(
+      (k) => {
+        const row = document.querySelector(`.row[data-key="${k}"]`)
+        if (!row?.classList.contains('row--hit')) return false
+        const box = row.getBoundingClientRect()
+        const viewport = document.querySelector('.transcript')!.getBoundingClientRect()
+        return box.top >= viewport.top && box.bottom <= viewport.bottom
+      },
+      key,
+      { timeout: 30_000 },
+    )
+    const landedMs = Date.now() - chosen
+    const rendered = await page.$$eval('.transcript__rows > .row', (list) => list.length)
+    figures['search 10,000 turns: first query (index build)'] = `${firstQuery} ms`
+    figures['search 10,000 turns: query in the worker, built'] = `${queryMs} ms`
+    figures['search hit → landed (turn 3 of 10,000)'] =
+      `${landedMs} ms (page: ${await page.evaluate(() => document.documentElement.dataset.landedMs)} ms), ${rendered} rows rendered`
+    expect(rendered).toBeLessThanOrEqual(400)
+    expect(await noticeText(page)).toBe('')
+    await screenshot(page, 'search-landed')
+  }, 300_000)
 
   test('import: a Pi session file becomes a session, and its superseded history shows on request', async () => {
     const { page } = await start()

@@ -200,6 +200,15 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   ),
   importFiles: fc.tuple(or(fc.constant([])), or(fc.constant(() => undefined))),
   flush: fc.constant([]),
+  search: fc.tuple(
+    or(text),
+    or(
+      fc.record(
+        { sessionId, limit: fc.integer({ min: 1, max: 50 }), includeInactive: fc.boolean() },
+        { requiredKeys: [] },
+      ),
+    ),
+  ),
   close: fc.constant([]),
 }
 

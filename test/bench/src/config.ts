@@ -34,6 +34,11 @@ export const BenchConfig = z.strictObject({
   /** (6) tail reads through Comlink per repetition. */
   comlinkCalls: count,
   comlinkReps: count,
+  /** (8) rows of the search corpus (demo-seeded sessions of `seedTurns` turns until this many). */
+  searchRows: count,
+  /** (8) queries timed against the built index, and (9) jumps / hits landed timed. */
+  searchQueries: count,
+  jumpReps: count,
 })
 export type BenchConfig = z.infer<typeof BenchConfig>
 
@@ -56,6 +61,9 @@ export const FULL: BenchConfig = {
   loadReps: 9,
   comlinkCalls: 200,
   comlinkReps: 7,
+  searchRows: 100_000,
+  searchQueries: 200,
+  jumpReps: 7,
 }
 
 /** Under two minutes: the same shapes, fewer repetitions, a 1,000-turn session. */
@@ -72,6 +80,9 @@ export const QUICK: BenchConfig = {
   loadReps: 3,
   comlinkCalls: 50,
   comlinkReps: 3,
+  searchRows: 20_000,
+  searchQueries: 60,
+  jumpReps: 3,
 }
 
 /** fake-indexeddb in Node: only proves every benchmark runs end to end. */
@@ -92,6 +103,9 @@ export const NODE: BenchConfig = {
   loadReps: 2,
   comlinkCalls: 10,
   comlinkReps: 2,
+  searchRows: 1000,
+  searchQueries: 10,
+  jumpReps: 2,
 }
 
 export const PRESETS = { full: FULL, quick: QUICK, node: NODE } as const

@@ -13,6 +13,7 @@ import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
 import { type BenchEnv, DB, LONG_SESSION, openEngine } from './env'
 import { benchComlinkTail, rawTailService, runReads } from './reads'
+import { runJumps, runSearch } from './search'
 import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
 import { runWrites } from './writes'
 
@@ -71,6 +72,22 @@ comparisons.push(...(await runReads(env, cfg)))
 env.log('(6) tail through Comlink (MessageChannel)')
 comparisons.push(await comlinkTail())
 comparisons.push(...memoryComparisons(seededSl, seededRaw))
+env.log('(8) search')
+comparisons.push(...(await runSearch(env, cfg)))
+env.log('(9) jumps (MessageChannel)')
+{
+  const channel = new MessageChannel()
+  const engine = exposeEngine(openEngine(env, DB.longSl), channel.port1)
+  const client = connect(channel.port2)
+  try {
+    comparisons.push(...(await runJumps(client, LONG_SESSION, cfg)))
+  } finally {
+    await client.close()
+    await engine.close()
+    channel.port1.close()
+    channel.port2.close()
+  }
+}
 
 writeFileSync(
   out,

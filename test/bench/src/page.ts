@@ -7,6 +7,7 @@ import { connect } from '../../../src/index'
 import { BenchConfig, resolveConfig } from './config'
 import { LONG_SESSION } from './env'
 import { benchComlinkTail, type RawTailService } from './reads'
+import { runJumps } from './search'
 import { memoryComparisons, type SeedResult } from './seed'
 import type { BenchWorker } from './worker'
 
@@ -37,6 +38,24 @@ async function comlink(config: unknown) {
   }
 }
 
+/** (9) on the page: jumps and landed hits through a `connect()` client of the worker's engine. */
+async function jumps(config: unknown) {
+  const cfg = BenchConfig.parse(config)
+  const sessionline = new MessageChannel()
+  const raw = new MessageChannel()
+  await remote.serve(
+    Comlink.transfer({ sessionline: sessionline.port2, raw: raw.port2 }, [sessionline.port2, raw.port2]),
+  )
+  const client = connect(sessionline.port1)
+  try {
+    return await runJumps(client, LONG_SESSION, cfg)
+  } finally {
+    await client.close()
+    raw.port1.close()
+    await remote.stopServing()
+  }
+}
+
 const bench = {
   config: resolveConfig,
   memoryComparisons: (sessionline: SeedResult, raw: SeedResult) => memoryComparisons(sessionline, raw),
@@ -44,6 +63,8 @@ const bench = {
   writes: (config: unknown) => remote.writes(config),
   reads: (config: unknown) => remote.reads(config),
   comlink,
+  search: (config: unknown) => remote.search(config),
+  jumps,
 }
 
 declare global {

@@ -87,7 +87,9 @@ function summary(s: TimelineSnapshot) {
     rows: s.rows.map((row) =>
       row.kind === 'message'
         ? { key: row.key, kind: row.kind, role: row.message.role, seq: row.message.seq }
-        : { key: row.key, kind: row.kind, state: row.input.state },
+        : row.kind === 'input'
+          ? { key: row.key, kind: row.kind, state: row.input.state }
+          : { key: row.key, kind: row.kind, fromSeq: row.fromSeq, toSeq: row.toSeq },
     ),
     queued: s.queued.map((input) => ({ id: input.id, state: input.state })),
     outline: s.outline.length,

@@ -1,0 +1,255 @@
+/**
+ * (8) full-text search and (9) landing far back, with stable ids for the report:
+ *
+ * - `search-build`: the first search over a corpus of `searchRows` rows builds every session's
+ *   index from its rows; against raw Dexie reading those rows (the floor any build pays).
+ * - `search-p95`: p95 of warm queries (multi-word, prefix, one misspelt) in the worker, against
+ *   a naive substring scan of the same rows held in memory.
+ * - `search-index-bytes`: the stored index beside the rows' own size (JSON characters).
+ * - `jump-turn-1` (page side): a fresh view of the long session lands on turn 1 with `jumpTo`,
+ *   against the contiguous path (`loadThrough`); the note says how many rows each renders.
+ * - `search-hit-landed` (page side): search, then `jumpTo` the oldest hit until its row is in
+ *   the snapshot, against the same search followed by `loadThrough`.
+ */
+
+import { seedTurn } from '../../../demo/seed'
+import type { SessionlineClient, TimelineSnapshot } from '../../../src/client/types'
+import type { SearchIndexEvent } from '../../../src/engine/search/index'
+import type { Engine } from '../../../src/engine/types'
+import { createEngine } from '../../../src/index'
+import { openDb } from '../../../src/store/db'
+import type { BenchConfig } from './config'
+import type { BenchEnv } from './env'
+import { openRaw } from './raw'
+import { type Comparison, compare, figure, median } from './stats'
+
+export const SEARCH_DB = 'bench-search'
+
+const QUERIES = [
+  'retry policy',
+  'cache key',
+  'migration',
+  'flaky recon',
+  'keyboard rail',
+  'provider stalls',
+  'offline banner',
+  'trimming tool outputs',
+  'read_file',
+  'behaviuor', // misspelt
+  'inbox states',
+  'cold start',
+]
+
+function p95(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))]!
+}
+
+/** A figure whose headline (`median`) is the p95 of `values`. */
+function p95Figure(values: readonly number[]) {
+  const f = figure(values, 1)
+  return { ...f, median: Math.round(p95(values) * 1000) / 1000, perOp: Math.round(p95(values) * 1000) / 1000 }
+}
+
+async function seedCorpus(env: BenchEnv, cfg: BenchConfig, events: SearchIndexEvent[]) {
+  await openRaw(SEARCH_DB, env.dexie).delete()
+  const engine = createEngine({ ...env.engine, dbName: SEARCH_DB, onSearchIndex: (e) => events.push(e) })
+  let rows = 0
+  for (let s = 0; rows < cfg.searchRows; s++) {
+    const { id } = await engine.createSession({ title: `corpus ${s}` })
+    let batch = []
+    for (let turn = 1; turn <= cfg.seedTurns && rows < cfg.searchRows; turn++) {
+      const turnEvents = seedTurn(id, turn)
+      batch.push(...turnEvents)
+      rows += turnEvents.filter((e) => e.type === 'user/message' || e.type === 'assistant/start').length
+      if (batch.length >= 9000) {
+        await engine.append(id, batch)
+        batch = []
+      }
+    }
+    if (batch.length > 0) await engine.append(id, batch)
+  }
+  return { engine, rows }
+}
+
+/** Runs in the worker: (8). */
+export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
+  const events: SearchIndexEvent[] = []
+  env.log(`(8) seeding a search corpus of ${cfg.searchRows} rows`)
+  const { engine, rows } = await seedCorpus(env, cfg, events)
+  // The engine's own schema: raw Dexie's declares no `search` table.
+  const raw = openDb(SEARCH_DB, env.engine)
+  try {
+    env.log('(8) index build (the first search)')
+    events.length = 0
+    const t0 = performance.now()
+    await engine.search('retry')
+    const buildMs = performance.now() - t0
+    const built = events.filter((e) => e.kind === 'rebuilt')
+    const t1 = performance.now()
+    const all = await raw.messages.toArray()
+    const readMs = performance.now() - t1
+    const per100k = (ms: number) => (ms * 100_000) / rows
+
+    env.log('(8) warm queries')
+    const texts = all.map((row) =>
+      row.parts
+        .map((p) =>
+          p.type === 'tool' ? `${JSON.stringify(p.input)} ${JSON.stringify(p.output ?? '')}` : p.text,
+        )
+        .join('\n')
+        .toLowerCase(),
+    )
+    const searchTimes: number[] = []
+    const scanTimes: number[] = []
+    for (let i = 0; i < cfg.searchQueries; i++) {
+      const query = QUERIES[i % QUERIES.length]!
+      const a = performance.now()
+      await engine.search(query, { limit: 20 })
+      searchTimes.push(performance.now() - a)
+      const b = performance.now()
+      const needle = query.toLowerCase()
+      let found = 0
+      for (const text of texts) if (text.includes(needle)) found++
+      scanTimes.push(performance.now() - b)
+      if (found < 0) throw new Error('unreachable')
+    }
+    await engine.close() // writes the index
+    const parts = await raw.search.toArray()
+    const indexBytes = parts.reduce((n, p) => n + JSON.stringify(p.data).length, 0)
+    const dataBytes = all.reduce((n, row) => n + JSON.stringify(row).length, 0)
+    return [
+      compare(
+        {
+          id: 'search-build',
+          name: `search index build, ${rows.toLocaleString('en-US')} rows (first search)`,
+          op: 'build',
+          note: `${Math.round(per100k(buildMs))} ms per 100,000 rows (target ≤ 2,000 ms); ${built.length} session indexes; raw: reading the rows`,
+        },
+        figure([buildMs], 1),
+        figure([readMs], 1),
+      ),
+      compare(
+        {
+          id: 'search-p95',
+          name: `search query p95 in the worker, ${rows.toLocaleString('en-US')} rows`,
+          op: 'query (p95)',
+          note: `median ${median(searchTimes).toFixed(2)} ms; target p95 ≤ 30 ms; raw: naive substring scan of the rows in memory`,
+        },
+        p95Figure(searchTimes),
+        p95Figure(scanTimes),
+      ),
+      compare(
+        {
+          id: 'search-index-bytes',
+          name: 'stored search index beside the rows it indexes',
+          op: 'MB (JSON characters)',
+          unit: 'MB',
+          note: `index ${(indexBytes / 1e6).toFixed(1)} MB, rows ${(dataBytes / 1e6).toFixed(1)} MB`,
+        },
+        figure([indexBytes / 1e6], 1),
+        figure([dataBytes / 1e6], 1),
+      ),
+    ]
+  } finally {
+    await engine.close()
+    raw.close()
+  }
+}
+
+const hasRow = (s: TimelineSnapshot, id: string) =>
+  s.rows.some((r) => r.kind === 'message' && r.message.id === id)
+
+async function settle(view: ReturnType<SessionlineClient['open']>) {
+  await new Promise<void>((resolve) => {
+    const check = () => {
+      if (view.getSnapshot().status === 'loading') return
+      stop()
+      resolve()
+    }
+    const stop = view.subscribe(check)
+    check()
+  })
+}
+
+/** Runs on the page, against the long session through `connect`: (9). */
+export async function runJumps(
+  client: SessionlineClient,
+  sessionId: string,
+  cfg: BenchConfig,
+): Promise<Comparison[]> {
+  const outline = await client.projection(sessionId, 'turnOutline')
+  const first = outline[0]!
+  const firstRow = (await client.page(sessionId, { afterSeq: 0, limit: 1 })).messages[0]!
+  const times = {
+    jump: [] as number[],
+    through: [] as number[],
+    hitJump: [] as number[],
+    hitThrough: [] as number[],
+  }
+  const rendered = { jump: 0, through: 0 }
+  // A query for the words of turn 3's prompt; the index is built once, outside the timing.
+  const early = (await client.page(sessionId, { afterSeq: 0, limit: 12 })).messages
+  const sample = early.find((m) => m.turn === 3 && m.role === 'user') ?? early.at(-1)!
+  const sampleText = sample.parts.map((p) => (p.type === 'tool' ? '' : p.text)).join(' ')
+  const query = sampleText.split(/\s+/).slice(0, 4).join(' ')
+  await client.search(query, { sessionId, limit: 50 })
+  for (let rep = -1; rep < cfg.jumpReps; rep++) {
+    for (const how of rep % 2 === 0 ? (['jump', 'through'] as const) : (['through', 'jump'] as const)) {
+      const view = client.open(sessionId)
+      await settle(view)
+      const t0 = performance.now()
+      if (how === 'jump') await view.jumpTo(first.seq)
+      else await view.loadThrough(first.seq)
+      const ms = performance.now() - t0
+      const snap = view.getSnapshot()
+      if (!hasRow(snap, firstRow.id)) throw new Error(`${how}: turn 1 did not land`)
+      if (rep >= 0) times[how].push(ms)
+      rendered[how] = snap.rows.length
+      view.dispose()
+    }
+    for (const how of ['hitJump', 'hitThrough'] as const) {
+      const view = client.open(sessionId)
+      await settle(view)
+      const t0 = performance.now()
+      const found = await client.search(query, { sessionId, limit: 50 })
+      const target = found.find((h) => h.messageId === sample.id) ?? found.sort((a, b) => a.seq - b.seq)[0]
+      if (!target) throw new Error(`no hit for ${query}`)
+      if (how === 'hitJump') await view.jumpTo(target.seq)
+      else await view.loadThrough(target.seq)
+      const ms = performance.now() - t0
+      if (!hasRow(view.getSnapshot(), target.messageId)) throw new Error(`${how}: the hit did not land`)
+      if (rep >= 0) times[how].push(ms)
+      view.dispose()
+    }
+  }
+  const out = [
+    compare(
+      {
+        id: 'jump-turn-1',
+        name: `land on turn 1 of ${outline.length.toLocaleString('en-US')} turns from a fresh view`,
+        op: 'jump',
+        note: `jumpTo renders ${rendered.jump} rows (target ≤ 150 ms, ≤ 400 rows); raw: loadThrough, ${rendered.through} rows`,
+      },
+      figure(times.jump, 1),
+      figure(times.through, 1),
+    ),
+  ]
+  if (times.hitJump.length > 0) {
+    out.push(
+      compare(
+        {
+          id: 'search-hit-landed',
+          name: "search turn 3's words, then land on its row from a fresh view",
+          op: 'hit → landed',
+          note: 'target ≤ 200 ms; raw: the same search, then loadThrough',
+        },
+        figure(times.hitJump, 1),
+        figure(times.hitThrough, 1),
+      ),
+    )
+  }
+  return out
+}
+
+export type { Engine }
