@@ -61,17 +61,27 @@ export type SessionlineChat = UseChatHelpers<SessionlineUIMessage> & Sessionline
 
 const isLive = (status: string) => status === 'submitted' || status === 'streaming'
 
-/** The view's rows as messages; the row the chat is streaming keeps the chat's own message. */
+/**
+ * The view's rows as messages; the row the chat is streaming keeps the chat's own message.
+ * `findsById`: the chat writes a streamed message wherever its id is (ai 7.0.168 and later);
+ * older releases replace only the last message, so rows after the streamed one wait until its
+ * stream ends.
+ */
 function reconcile(
   rows: readonly TimelineRow[],
   current: readonly SessionlineUIMessage[],
   live: boolean,
+  findsById: boolean,
 ): SessionlineUIMessage[] {
   const own = live ? new Map(current.map((message) => [message.id, message])) : undefined
-  const next = rows.map((row) => {
+  let streamedAt = -1
+  const next = rows.map((row, i) => {
     const streamed = own?.get(row.key)
-    return streamed !== undefined && isOpenMessageRow(row) ? streamed : toUIMessage(row)
+    if (streamed === undefined || !isOpenMessageRow(row)) return toUIMessage(row)
+    streamedAt = i
+    return streamed
   })
+  if (live && !findsById && streamedAt !== -1) next.length = streamedAt + 1
   // The message the chat just pushed, in the instant before the view shows its input.
   const last = current.at(-1)
   if (live && last?.role === 'user' && !rows.some((row) => row.key === last.id)) next.push(last)
@@ -107,22 +117,28 @@ export function useSessionlineChat(
   const chat = useChat<SessionlineUIMessage>(init)
   const { messages, status, setMessages, resumeStream } = chat
   const live = isLive(status)
+  // ai 7.0.168 and later (the releases with `experimental_queue`) rebuild a resumed message from
+  // the replay (`resumeStreamIsReplay`) and write streamed messages by id. Older releases continue
+  // the last assistant message on a resume, which a replay would double: there, a row the chat
+  // did not ask for is followed through `setMessages` alone (status stays `ready`; `isRunning`
+  // says a turn runs).
+  const replays = 'experimental_queuedMessages' in chat
 
   useLayoutEffect(() => {
     if (snapshot.status === 'loading') return
-    const next = reconcile(snapshot.rows, messages, live)
+    const next = reconcile(snapshot.rows, messages, live, replays)
     if (!sameMessages(next, messages)) setMessages(next)
-  }, [snapshot, messages, live, setMessages])
+  }, [snapshot, messages, live, replays, setMessages])
 
   // One resume per running row: a row that settles while its reconnect starts is not asked twice.
   const resumed = useRef<string | undefined>(undefined)
   useLayoutEffect(() => {
-    if (snapshot.status !== 'ready' || live) return
+    if (!replays || snapshot.status !== 'ready' || live) return
     const open = openAssistantRow(snapshot.rows)
     if (open === undefined || resumed.current === open.id) return
     resumed.current = open.id
     void resumeStream()
-  }, [snapshot, live, resumeStream])
+  }, [snapshot, live, replays, resumeStream])
 
   const running = isTurnRunning(snapshot.rows)
   const busy = running || live
