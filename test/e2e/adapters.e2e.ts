@@ -223,6 +223,15 @@ async function start(ui: Ui, delay: number, hash = ''): Promise<{ page: Page; ur
   return { page, url: page.url() }
 }
 
+/** The next turns stream fast (the running one keeps its provider). */
+async function speedUp(page: Page): Promise<void> {
+  await page.evaluate(() =>
+    window.sessionlineClient!.configure({
+      provider: { kind: 'scripted', seed: 7, toolRate: 0, wordDelayMs: 10 },
+    }),
+  )
+}
+
 const LONG_PROMPT = 'Please walk me through how the inbox, the log and the projections fit together here'
 
 describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)', () => {
@@ -309,7 +318,8 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
   })
 
   it('ai-sdk: inputs sent while a turn runs wait in queued, not in messages, and run in the view order, also after a reload', async () => {
-    const { page } = await start(ui, 40)
+    // A slow first answer (a word per 150 ms) keeps its turn running while two more are queued.
+    const { page } = await start(ui, 150)
     await type(page, ui, 'first question', ui.send)
     await streamingWith(page, 5)
     await type(page, ui, 'second question', ui.queue)
@@ -323,6 +333,7 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
     ).toEqual(waiting)
     const ids = (await shown(page, ui)).map((message) => message.id)
     for (const id of waiting) expect(ids).not.toContain(id)
+    await speedUp(page)
     await settled(page, 3)
     await expect.poll(() => page.getAttribute('.chat', 'data-status')).toBe('ready')
     const view = await rows(page)
@@ -414,7 +425,8 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
   })
 
   it('assistant-ui: queued items show in the composer queue, not in the thread, and run in the view order, also after a reload', async () => {
-    const { page } = await start(ui, 40)
+    // A slow first answer (a word per 150 ms) keeps its turn running while two more are queued.
+    const { page } = await start(ui, 150)
     await type(page, ui, 'first question', ui.send)
     await streamingWith(page, 5)
     await type(page, ui, 'second question', ui.queue)
@@ -428,6 +440,7 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
     ).toEqual(waiting)
     const ids = (await shown(page, ui)).map((message) => message.id)
     for (const id of waiting) expect(ids).not.toContain(id)
+    await speedUp(page)
     await settled(page, 3)
     const view = await rows(page)
     expect(
