@@ -318,8 +318,9 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
   })
 
   it('ai-sdk: inputs sent while a turn runs wait in queued, not in messages, and run in the view order, also after a reload', async () => {
-    // A slow first answer (a word per 150 ms) keeps its turn running while two more are queued.
-    const { page } = await start(ui, 150)
+    // A slow first answer (a word per 400 ms, some ten seconds) keeps its turn running while two
+    // more are queued; the turns after it stream fast.
+    const { page } = await start(ui, 400)
     await type(page, ui, 'first question', ui.send)
     await streamingWith(page, 5)
     await type(page, ui, 'second question', ui.queue)
@@ -425,8 +426,9 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
   })
 
   it('assistant-ui: queued items show in the composer queue, not in the thread, and run in the view order, also after a reload', async () => {
-    // A slow first answer (a word per 150 ms) keeps its turn running while two more are queued.
-    const { page } = await start(ui, 150)
+    // A slow first answer (a word per 400 ms, some ten seconds) keeps its turn running while two
+    // more are queued; the turns after it stream fast.
+    const { page } = await start(ui, 400)
     await type(page, ui, 'first question', ui.send)
     await streamingWith(page, 5)
     await type(page, ui, 'second question', ui.queue)
