@@ -46,6 +46,8 @@ const UIS: Ui[] = [
 interface RowInfo {
   key: string
   kind: string
+  /** The turn of a transcript row; 0 for an input still in the inbox. */
+  turn: number
   role: string
   status: string
   text: string
@@ -65,11 +67,19 @@ async function rows(page: Page): Promise<RowInfo[]> {
         ? {
             key: row.key,
             kind: row.kind,
+            turn: row.message.turn,
             role: row.message.role,
             status: row.message.status,
             text: row.message.parts.map((part) => (part.type === 'text' ? part.text : '')).join(''),
           }
-        : { key: row.key, kind: row.kind, role: 'user', status: row.input.state, text: row.input.text },
+        : {
+            key: row.key,
+            kind: row.kind,
+            turn: 0,
+            role: 'user',
+            status: row.input.state,
+            text: row.input.text,
+          },
     ),
   )
 }
@@ -461,7 +471,8 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
   })
 
   it('assistant-ui: a steer sent while the answer streams shows in the thread at once and joins the running turn', async () => {
-    const { page } = await start(ui, 60)
+    // A slow answer (a word per 200 ms), so the steer arrives while it streams.
+    const { page } = await start(ui, 200)
     await type(page, ui, 'first question', ui.send)
     const first = await streamingWith(page, 5)
     await type(page, ui, 'and one more thing', ui.send)
@@ -479,6 +490,8 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
     const view = await rows(page)
     expect(view.map((row) => row.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
     expect(view[1]!.key).toBe(first.key)
+    // One turn: the steer joined it at the boundary after the first answer.
+    expect(view.map((row) => row.turn)).toEqual([1, 1, 1, 1])
     await expectShownEqualsView(page, ui)
   })
 })
