@@ -298,7 +298,8 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
   })
 
   it('ai-sdk: reloading the tab that runs the turn keeps the partial answer once, ended as interrupted', async () => {
-    const { page } = await start(ui, 120)
+    // A slow answer (a word per 300 ms), so the reload lands while it streams.
+    const { page } = await start(ui, 300)
     await type(page, ui, LONG_PROMPT, ui.send)
     const before = await streamingWith(page, 20)
     await page.reload()
@@ -314,9 +315,11 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
   })
 
   it('ai-sdk: stop interrupts the turn and keeps the partial text', async () => {
-    const { page } = await start(ui, 100)
+    // A slow answer (a word per 300 ms), so Stop lands while it streams.
+    const { page } = await start(ui, 300)
     await type(page, ui, LONG_PROMPT, ui.send)
     await streamingWith(page, 20)
+    await page.waitForSelector(`${ui.stop}:enabled`)
     await page.click(ui.stop)
     await expect.poll(async () => (await rows(page)).at(-1)!.status, { timeout: 20_000 }).toBe('interrupted')
     await expect.poll(() => page.getAttribute('.chat', 'data-status')).toBe('ready')
@@ -416,9 +419,11 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
   })
 
   it('assistant-ui: Stop (onCancel) interrupts the turn, keeps the partial text and shows it incomplete/cancelled', async () => {
-    const { page } = await start(ui, 100)
+    // A slow answer (a word per 300 ms), so Stop lands while it streams.
+    const { page } = await start(ui, 300)
     await type(page, ui, LONG_PROMPT, ui.send)
     await streamingWith(page, 20)
+    await page.waitForSelector(`${ui.stop}:enabled`)
     await page.click(ui.stop)
     await expect.poll(async () => (await rows(page)).at(-1)!.status, { timeout: 20_000 }).toBe('interrupted')
     const stopped = (await rows(page)).at(-1)!
