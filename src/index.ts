@@ -7,6 +7,7 @@
  * See README.md for the tour and docs/decisions/ for why it is built this way.
  */
 
+export * from './client/activity'
 export type { ConnectOptions, ConnectTarget } from './client/connect'
 export { connect } from './client/connect'
 export type { ViewEngine } from './client/session-view'
