@@ -17,13 +17,26 @@ export default defineConfig({
       entry: {
         index: entry('./src/index.ts'),
         react: entry('./src/react.ts'),
+        'ai-sdk': entry('./src/ai-sdk.ts'),
+        'assistant-ui': entry('./src/assistant-ui.ts'),
         worker: entry('./worker/index.ts'),
         'sessionline.worker': entry('./worker/sessionline.worker.ts'),
       },
       formats: ['es'],
     },
     rolldownOptions: {
-      external: [/^dexie/, /^comlink/, /^zod/, /^nanoid/, /^eventsource-parser/, /^react/],
+      // The adapters' libraries are optional peers: only their entries import them.
+      external: [
+        /^dexie/,
+        /^comlink/,
+        /^zod/,
+        /^nanoid/,
+        /^eventsource-parser/,
+        /^react/,
+        /^ai(\/|$)/,
+        /^@ai-sdk\//,
+        /^@assistant-ui\//,
+      ],
     },
   },
 })

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const bin = (name) => join(root, 'node_modules', '.bin', name)
-const DEADLINE_MS = Number(process.env.E2E_DEADLINE_MS ?? 6 * 60_000)
+const DEADLINE_MS = Number(process.env.E2E_DEADLINE_MS ?? 10 * 60_000)
 const runDir = await mkdtemp(join(tmpdir(), 'sessionline-e2e-'))
 // Screenshots are of this run only (a stale failure shot would mislead).
 await rm(join(root, 'test', 'e2e', 'artifacts'), { recursive: true, force: true })

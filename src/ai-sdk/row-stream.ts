@@ -1,0 +1,196 @@
+/**
+ * A stream of AI SDK message chunks that follows one assistant row of a `SessionView` on the
+ * page: the chunks are diffs between successive snapshots of that row, so nothing streams
+ * through Comlink and a stream started late (a reconnect) replays the row from its start.
+ *
+ * Only chunk types that ai 5, 6 and 7 all know are written: `start`, `start-step`, `text-*`,
+ * `reasoning-*`, `tool-input-available`, `tool-output-available`, `tool-output-error`,
+ * `finish-step`, `finish`, `abort` and `error`.
+ */
+import type { UIMessageChunk } from 'ai'
+import type { SessionView, TimelineRow, TimelineSnapshot } from '../client/types'
+import type { SessionMessage } from '../schema/messages'
+import { isOpenRow } from '../view/activity'
+import { INTERRUPTED_TOOL_TEXT, type SessionlineMessageMetadata } from './messages'
+
+type Chunk = UIMessageChunk
+
+/** What the stream should do next, given a snapshot: follow a row, keep waiting, or end empty. */
+export type Locate = (snapshot: TimelineSnapshot) => { follow: string } | 'wait' | 'end' | Error
+
+/** What the receiver has of one part: text sent so far and whether it was opened and closed. */
+interface PartProgress {
+  /** Text and reasoning: characters sent. */
+  sent: number
+  /** Text and reasoning: `-start` sent; tools: the call sent. */
+  opened: boolean
+  /** Text and reasoning: `-end` sent; tools: the result or failure sent. */
+  closed: boolean
+}
+
+const fresh = (): PartProgress => ({ sent: 0, opened: false, closed: false })
+
+function metadataOf(message: SessionMessage): SessionlineMessageMetadata {
+  return { seq: message.seq, turn: message.turn, status: message.status }
+}
+
+function findRow(rows: readonly TimelineRow[], id: string): SessionMessage | undefined {
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const row = rows[i]!
+    if (row.key === id) return row.kind === 'message' ? row.message : undefined
+  }
+  return undefined
+}
+
+/** The chunks that bring a receiver from `progress` to `message`; updates `progress`. */
+function diff(message: SessionMessage, progress: PartProgress[]): Chunk[] {
+  const chunks: Chunk[] = []
+  const open = message.status === 'streaming'
+  message.parts.forEach((part, i) => {
+    const id = `${message.id}:${i}`
+    const growing = open && i === message.parts.length - 1
+    if (progress[i] === undefined) progress[i] = fresh()
+    const seen = progress[i]
+    if (part.type === 'text' || part.type === 'reasoning') {
+      if (seen.closed) return
+      if (!seen.opened) {
+        chunks.push({ type: `${part.type}-start`, id })
+        seen.opened = true
+      }
+      if (part.text.length > seen.sent) {
+        chunks.push({ type: `${part.type}-delta`, id, delta: part.text.slice(seen.sent) })
+        seen.sent = part.text.length
+      }
+      if (!growing) {
+        chunks.push({ type: `${part.type}-end`, id })
+        seen.closed = true
+      }
+      return
+    }
+    if (!seen.opened) {
+      chunks.push({
+        type: 'tool-input-available',
+        toolCallId: part.callId,
+        toolName: part.name,
+        input: part.input,
+        dynamic: true,
+      })
+      seen.opened = true
+    }
+    if (seen.closed || part.state === 'running') return
+    seen.closed = true
+    if (part.state === 'done')
+      chunks.push({
+        type: 'tool-output-available',
+        toolCallId: part.callId,
+        output: part.output ?? null,
+        dynamic: true,
+      })
+    else
+      chunks.push({
+        type: 'tool-output-error',
+        toolCallId: part.callId,
+        errorText:
+          part.state === 'interrupted'
+            ? INTERRUPTED_TOOL_TEXT
+            : typeof part.output === 'string'
+              ? part.output
+              : JSON.stringify(part.output ?? null),
+        dynamic: true,
+      })
+  })
+  return chunks
+}
+
+/**
+ * Follows the row `locate` picks until it settles (its text is final and its tool calls have
+ * their results), then finishes. `onAbort` runs once if `signal` aborts first.
+ */
+export function followRow(
+  view: SessionView,
+  locate: Locate,
+  signal: AbortSignal | undefined,
+  onAbort?: () => void,
+): ReadableStream<Chunk> {
+  let stop: (() => void) | undefined
+  return new ReadableStream<Chunk>({
+    start(controller) {
+      let target: string | undefined
+      let done = false
+      let started = false
+      const progress: PartProgress[] = []
+      const finish = (last: Chunk[] = []) => {
+        if (done) return
+        done = true
+        stop?.()
+        for (const chunk of last) controller.enqueue(chunk)
+        controller.close()
+      }
+      const fail = (error: Error) => {
+        if (done) return
+        done = true
+        stop?.()
+        controller.error(error)
+      }
+      const onAbortSignal = () => {
+        if (done) return
+        done = true
+        stop?.()
+        onAbort?.()
+        controller.close()
+      }
+      const step = () => {
+        if (done) return
+        const snapshot = view.getSnapshot()
+        if (snapshot.status === 'loading') return
+        if (snapshot.status === 'error' && snapshot.error && target === undefined) {
+          fail(snapshot.error)
+          return
+        }
+        if (target === undefined) {
+          const next = locate(snapshot)
+          if (next === 'wait') return
+          if (next === 'end') {
+            finish()
+            return
+          }
+          if (next instanceof Error) {
+            fail(next)
+            return
+          }
+          target = next.follow
+        }
+        const message = findRow(snapshot.rows, target)
+        if (message === undefined) return
+        if (!started) {
+          started = true
+          controller.enqueue({ type: 'start', messageId: message.id, messageMetadata: metadataOf(message) })
+          controller.enqueue({ type: 'start-step' })
+        }
+        for (const chunk of diff(message, progress)) controller.enqueue(chunk)
+        if (isOpenRow(message)) return
+        const ending: Chunk[] = [{ type: 'finish-step' }]
+        if (message.status === 'interrupted') ending.push({ type: 'abort' })
+        if (message.status === 'error') {
+          ending.push({ type: 'error', errorText: 'The model step failed; the turn ended with an error.' })
+        }
+        ending.push({ type: 'finish', messageMetadata: metadataOf(message) })
+        finish(ending)
+      }
+      if (signal?.aborted) {
+        onAbortSignal()
+        return
+      }
+      signal?.addEventListener('abort', onAbortSignal, { once: true })
+      const unsubscribe = view.subscribe(step)
+      stop = () => {
+        unsubscribe()
+        signal?.removeEventListener('abort', onAbortSignal)
+      }
+      step()
+    },
+    cancel() {
+      stop?.()
+    },
+  })
+}

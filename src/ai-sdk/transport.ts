@@ -1,0 +1,119 @@
+/**
+ * The AI SDK `ChatTransport` over a `SessionView`, entirely on the page: `sendMessages` admits the
+ * last user message (its UI id becomes the input id, and so the row id) and streams the answer
+ * from the view's snapshots; `reconnectToStream` replays the assistant row that is still running.
+ *
+ * @example
+ *   const transport = new SessionlineChatTransport({ view })
+ *   const chat = useChat({ id: view.sessionId, transport })
+ */
+import type { ChatTransport, UIMessageChunk } from 'ai'
+import type { SessionView, TimelineSnapshot } from '../client/types'
+import type { Delivery } from '../schema/common'
+import { SessionlineError } from '../schema/errors'
+import { isTurnRunning, openAssistantRow } from '../view/activity'
+import type { SessionlineUIMessage } from './messages'
+import { followRow, type Locate } from './row-stream'
+
+export interface SessionlineChatTransportOptions {
+  view: SessionView
+  /**
+   * How a sent message enters the session. `steer` (default) joins the running turn at its next
+   * safe boundary, or opens a turn when none runs; `queue` waits for a turn of its own.
+   */
+  delivery?: Delivery
+  /**
+   * What aborting a sent message's stream (`stop()`) does: `interrupt` (default) ends the running
+   * turn, keeping what streamed; `detach` only stops following it.
+   */
+  onAbort?: 'interrupt' | 'detach'
+}
+
+/** The text of a UI message's text parts, as one input. */
+export function textOfParts(parts: readonly { type: string; text?: string }[]): string {
+  return parts
+    .filter((part) => part.type === 'text')
+    .map((part) => part.text ?? '')
+    .join('')
+}
+
+/** The answer to input `id`: the first assistant row after its promoted row. */
+export function answerTo(id: string): Locate {
+  return (snapshot: TimelineSnapshot) => {
+    const at = snapshot.rows.findIndex((row) => row.key === id)
+    if (at === -1) return snapshot.queued.some((input) => input.id === id) ? 'wait' : 'end'
+    const row = snapshot.rows[at]!
+    if (row.kind === 'input') return row.input.state === 'failed' ? (row.input.error ?? 'end') : 'wait'
+    for (let i = at + 1; i < snapshot.rows.length; i++) {
+      const next = snapshot.rows[i]!
+      if (next.kind === 'message' && next.message.role === 'assistant') return { follow: next.key }
+    }
+    return isTurnRunning(snapshot.rows) ? 'wait' : 'end'
+  }
+}
+
+export class SessionlineChatTransport implements ChatTransport<SessionlineUIMessage> {
+  /** A reconnect sends the running row from its start (ai 7 resets the message it rebuilds). */
+  readonly resumeStreamIsReplay = true
+  readonly view: SessionView
+  readonly #delivery: Delivery
+  readonly #onAbort: 'interrupt' | 'detach'
+
+  constructor(options: SessionlineChatTransportOptions) {
+    this.view = options.view
+    this.#delivery = options.delivery ?? 'steer'
+    this.#onAbort = options.onAbort ?? 'interrupt'
+  }
+
+  async sendMessages(options: {
+    chatId: string
+    trigger: 'submit-message' | 'regenerate-message'
+    messageId: string | undefined
+    messages: SessionlineUIMessage[]
+    abortSignal: AbortSignal | undefined
+  }): Promise<ReadableStream<UIMessageChunk>> {
+    if (options.trigger === 'regenerate-message')
+      throw new SessionlineError(
+        'invalid_state',
+        'sessionline keeps every answer in its log: regenerating an answer is not supported',
+      )
+    const last = options.messages.at(-1)
+    if (last === undefined || last.role !== 'user')
+      throw new SessionlineError('invalid_input', 'sendMessages needs a user message last')
+    await this.view.admit(textOfParts(last.parts), { id: last.id, delivery: this.#delivery })
+    const interrupt = () => {
+      if (this.#onAbort === 'interrupt') this.view.interrupt().catch(() => undefined)
+    }
+    return followRow(this.view, answerTo(last.id), options.abortSignal, interrupt)
+  }
+
+  /**
+   * The assistant row still running, replayed from its start with its stored id, then live; or
+   * `null` when none runs. Aborting it only detaches (the chat also aborts a reconnect it
+   * replaces, which must not end the turn).
+   */
+  async reconnectToStream(options: {
+    chatId: string
+    /** Passed by ai 5.0.244, 6.0.264 and 7.0.77 and later. */
+    abortSignal?: AbortSignal
+  }): Promise<ReadableStream<UIMessageChunk> | null> {
+    const snapshot = await this.#loaded()
+    const row = openAssistantRow(snapshot.rows)
+    if (row === undefined) return null
+    return followRow(this.view, () => ({ follow: row.id }), options.abortSignal)
+  }
+
+  /** The first snapshot that is not `loading`. */
+  #loaded(): Promise<TimelineSnapshot> {
+    const now = this.view.getSnapshot()
+    if (now.status !== 'loading') return Promise.resolve(now)
+    return new Promise((resolve) => {
+      const stop = this.view.subscribe(() => {
+        const snapshot = this.view.getSnapshot()
+        if (snapshot.status === 'loading') return
+        stop()
+        resolve(snapshot)
+      })
+    })
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * `useChat` over a `SessionView`: the AI SDK's chat state and helpers, kept equal to the view's
+ * rows, plus sessionline's durable inbox (`queued`, `admit`).
+ *
+ * The view is the source of truth. The chat streams the assistant row it asked for (status goes
+ * `submitted → streaming → ready`); every other change (a promoted input, a later step of the
+ * turn, a row another tab wrote, older history) reaches `messages` from the view. An assistant
+ * row that runs while the chat is idle (after a reload, a queued input's turn, a steer) is
+ * resumed: the transport replays it from its start under its stored id, so it never doubles.
+ *
+ * Messages sent while a turn runs go to the durable queue instead of the chat's in-memory one
+ * (ai 7's `experimental_queue`): `experimental_queuedMessages` and its remove/send-now helpers
+ * read and change that queue, which survives a reload.
+ */
+import { type UseChatHelpers, type UseChatOptions, useChat } from '@ai-sdk/react'
+import type { ChatInit } from 'ai'
+import { useCallback, useLayoutEffect, useMemo, useRef } from 'react'
+import type { SessionView, TimelineInput, TimelineRow } from '../client/types'
+import { useSessionView } from '../react'
+import type { Delivery } from '../schema/common'
+import type { InputReceipt } from '../schema/inputs'
+import { isTurnRunning, openAssistantRow } from '../view/activity'
+import { isOpenMessageRow, rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from './messages'
+import { SessionlineChatTransport, type SessionlineChatTransportOptions, textOfParts } from './transport'
+
+export type UseSessionlineChatOptions = Omit<
+  ChatInit<SessionlineUIMessage>,
+  'id' | 'messages' | 'transport' | 'experimental_queue'
+> & {
+  /** Throttle of message updates in ms (the AI SDK's `throttle`). */
+  throttle?: number
+  /** Options of the transport the hook builds (`delivery`, `onAbort`). */
+  transport?: Omit<SessionlineChatTransportOptions, 'view'>
+}
+
+export interface SessionlineChatExtras {
+  /** Inputs waiting in the session's durable queue, in admission order (the view's `queued`). */
+  queued: readonly TimelineInput[]
+  /** The same queue as UI messages (ai 7's `experimental_queuedMessages`, but durable). */
+  experimental_queuedMessages: SessionlineUIMessage[]
+  /** Cancels a queued input. */
+  experimental_removeQueuedMessage: (id: string) => void
+  /**
+   * Moves a queued input into the running turn: it is cancelled and its text admitted as a
+   * steer (a new input id; an input's delivery is fixed when it is admitted), which joins the
+   * turn at its next safe boundary instead of stopping the answer in progress.
+   */
+  experimental_sendQueuedMessageNow: (id: string) => Promise<void>
+  /** Admits text straight into the session: `steer` joins the running turn, `queue` waits for its own. */
+  admit: (text: string, options?: { delivery?: Delivery; id?: string }) => Promise<InputReceipt>
+  /** Changes the text of a queued (or pending) input. */
+  editQueued: (id: string, text: string) => Promise<void>
+  /** Whether the session's turn runs (also between the steps of a turn, when `status` is `ready`). */
+  isRunning: boolean
+  hasOlder: boolean
+  /** Loads the page of history before the first message; it is prepended to `messages`. */
+  loadOlder: () => Promise<void>
+}
+
+export type SessionlineChat = UseChatHelpers<SessionlineUIMessage> & SessionlineChatExtras
+
+const isLive = (status: string) => status === 'submitted' || status === 'streaming'
+
+/**
+ * The view's rows as messages; the row the chat is streaming keeps the chat's own message.
+ * `findsById`: the chat writes a streamed message wherever its id is (ai 7.0.168 and later);
+ * older releases replace only the last message, so rows after the streamed one wait until its
+ * stream ends.
+ */
+function reconcile(
+  rows: readonly TimelineRow[],
+  current: readonly SessionlineUIMessage[],
+  live: boolean,
+  findsById: boolean,
+): SessionlineUIMessage[] {
+  const own = live ? new Map(current.map((message) => [message.id, message])) : undefined
+  let streamedAt = -1
+  const next = rows.map((row, i) => {
+    const streamed = own?.get(row.key)
+    if (streamed === undefined || !isOpenMessageRow(row)) return toUIMessage(row)
+    streamedAt = i
+    return streamed
+  })
+  if (live && !findsById && streamedAt !== -1) next.length = streamedAt + 1
+  // The message the chat just pushed, in the instant before the view shows its input.
+  const last = current.at(-1)
+  if (live && last?.role === 'user' && !rows.some((row) => row.key === last.id)) next.push(last)
+  return next
+}
+
+const sameMessages = (a: readonly SessionlineUIMessage[], b: readonly SessionlineUIMessage[]) =>
+  a.length === b.length && a.every((message, i) => message === b[i])
+
+export function useSessionlineChat(
+  view: SessionView,
+  options: UseSessionlineChatOptions = {},
+): SessionlineChat {
+  const { transport: transportOptions, ...chatOptions } = options
+  const snapshot = useSessionView(view)
+  const delivery = transportOptions?.delivery
+  const onAbort = transportOptions?.onAbort
+  const transport = useMemo(
+    () =>
+      new SessionlineChatTransport({
+        view,
+        ...(delivery ? { delivery } : {}),
+        ...(onAbort ? { onAbort } : {}),
+      }),
+    [view, delivery, onAbort],
+  )
+  const init: UseChatOptions<SessionlineUIMessage> = {
+    ...chatOptions,
+    id: view.sessionId,
+    transport,
+    messages: snapshot.status === 'ready' ? rowsToUIMessages(snapshot.rows) : [],
+  }
+  const chat = useChat<SessionlineUIMessage>(init)
+  const { messages, status, setMessages, resumeStream } = chat
+  const live = isLive(status)
+  // ai 7.0.168 and later (the releases with `experimental_queue`) rebuild a resumed message from
+  // the replay (`resumeStreamIsReplay`) and write streamed messages by id. Older releases continue
+  // the last assistant message on a resume, which a replay would double: there, a row the chat
+  // did not ask for is followed through `setMessages` alone (status stays `ready`; `isRunning`
+  // says a turn runs).
+  const replays = 'experimental_queuedMessages' in chat
+
+  useLayoutEffect(() => {
+    if (snapshot.status === 'loading') return
+    const next = reconcile(snapshot.rows, messages, live, replays)
+    if (!sameMessages(next, messages)) setMessages(next)
+  }, [snapshot, messages, live, replays, setMessages])
+
+  // One resume per running row: a row that settles while its reconnect starts is not asked twice.
+  const resumed = useRef<string | undefined>(undefined)
+  useLayoutEffect(() => {
+    if (!replays || snapshot.status !== 'ready' || live) return
+    const open = openAssistantRow(snapshot.rows)
+    if (open === undefined || resumed.current === open.id) return
+    resumed.current = open.id
+    void resumeStream()
+  }, [snapshot, live, replays, resumeStream])
+
+  const running = isTurnRunning(snapshot.rows)
+  const busy = running || live
+  const chatSend = chat.sendMessage
+  const sendMessage = useCallback<SessionlineChat['sendMessage']>(
+    async (message, requestOptions) => {
+      if (!busy || message === undefined) return chatSend(message, requestOptions)
+      // The chat would start a second request over the running one: the input waits in the
+      // session's queue instead, durably, and runs as its own turn.
+      const text =
+        'text' in message && typeof message.text === 'string'
+          ? message.text
+          : textOfParts(message.parts ?? [])
+      const id = 'id' in message && typeof message.id === 'string' ? message.id : undefined
+      await view.admit(text, { delivery: 'queue', ...(id ? { id } : {}) })
+    },
+    [busy, chatSend, view],
+  )
+  const chatStop = chat.stop
+  const stop = useCallback(async () => {
+    const interrupting = isTurnRunning(view.getSnapshot().rows) ? view.interrupt() : undefined
+    await Promise.all([chatStop(), interrupting])
+  }, [chatStop, view])
+
+  const queuedMessages = useMemo(() => snapshot.queued.map(toUIMessage), [snapshot.queued])
+  const extras: SessionlineChatExtras = {
+    queued: snapshot.queued,
+    experimental_queuedMessages: queuedMessages,
+    experimental_removeQueuedMessage: useCallback(
+      (id: string) => void view.cancel(id).catch(() => undefined),
+      [view],
+    ),
+    experimental_sendQueuedMessageNow: useCallback(
+      async (id: string) => {
+        const input = view.getSnapshot().queued.find((queued) => queued.id === id)
+        if (input === undefined) return
+        await view.cancel(id)
+        await view.admit(input.text, { delivery: 'steer' })
+      },
+      [view],
+    ),
+    admit: useCallback((text, admitOptions) => view.admit(text, admitOptions), [view]),
+    editQueued: useCallback((id, text) => view.edit(id, text), [view]),
+    isRunning: running,
+    hasOlder: snapshot.hasOlder,
+    loadOlder: useCallback(() => view.loadOlder(), [view]),
+  }
+  return { ...chat, sendMessage, stop, ...extras }
+}

@@ -1,0 +1,124 @@
+/**
+ * assistant-ui's external-store runtime over a `SessionView`: the thread is the view's rows, the
+ * composer's queue is the session's durable inbox.
+ *
+ * Steering differs from assistant-ui's own queue (`createMessageQueue`), which cancels the run
+ * and sends the steered message at once: here `steer` admits a steer that joins the running turn
+ * at its next safe boundary (before the model's next step), so the answer in progress finishes
+ * and nothing streamed is thrown away. Stop (`onCancel`) is the way to cut a run short.
+ */
+import {
+  type AppendMessage,
+  type AssistantRuntime,
+  type ExternalStoreAdapter,
+  type ExternalThreadQueueAdapter,
+  useExternalStoreRuntime,
+} from '@assistant-ui/react'
+import { useMemo } from 'react'
+import type { SessionView, TimelineInput, TimelineRow, TimelineSnapshot } from '../client/types'
+import { useSessionView } from '../react'
+import { isTurnRunning } from '../view/activity'
+import { rowToThreadMessageLike, textOfAppend } from './messages'
+
+export interface SessionlineRuntimeOptions {
+  /** assistant-ui adapters (attachments, speech, feedback, …), passed through. */
+  adapters?: ExternalStoreAdapter<TimelineRow>['adapters']
+  /** Called with a failed admit, edit, cancel or interrupt (default: `console.error`). */
+  onError?: (error: unknown) => void
+}
+
+type QueueItem = ExternalThreadQueueAdapter['items'][number]
+
+const itemsOf = new WeakMap<readonly TimelineInput[], readonly QueueItem[]>()
+
+/** Queued inputs as assistant-ui queue items, converted once per `queued` array. */
+function queueItems(queued: readonly TimelineInput[]): readonly QueueItem[] {
+  let items = itemsOf.get(queued)
+  if (items === undefined) {
+    items = queued.map((input) => ({
+      id: input.id,
+      prompt: input.text,
+      parts: [{ type: 'text', text: input.text }],
+    }))
+    itemsOf.set(queued, items)
+  }
+  return items
+}
+
+const NO_ITEMS: readonly QueueItem[] = Object.freeze([])
+
+/**
+ * The composer's queue over the session's inbox: `enqueue` admits a queued input (a turn of its
+ * own, in admission order), `steer` admits a steer (joins the running turn at its next safe
+ * boundary), `edit` and `remove` change or cancel a queued input. A queued item moved to the
+ * steer lane is cancelled and admitted again as a steer (a new id: delivery is fixed at
+ * admission); moves within the queue lane keep admission order, so they change nothing.
+ * Pending steers are shown inline in the thread, where the view's rows put them, so the steer
+ * lane stays empty.
+ */
+export function sessionlineQueueAdapter(
+  view: SessionView,
+  snapshot: TimelineSnapshot,
+  onError: (error: unknown) => void = console.error,
+): ExternalThreadQueueAdapter {
+  const report = (work: Promise<unknown>) => void work.catch(onError)
+  return {
+    items: queueItems(snapshot.queued),
+    steerItems: NO_ITEMS,
+    enqueue(message: AppendMessage) {
+      // Nothing runs and nothing waits: a queued input would open a turn at once; admitted as a
+      // steer it does the same and shows in the thread right away instead of in the tray first.
+      const current = view.getSnapshot()
+      const idle = !isTurnRunning(current.rows) && current.queued.length === 0
+      report(view.admit(textOfAppend(message), { delivery: idle ? 'steer' : 'queue' }))
+    },
+    steer(message: AppendMessage) {
+      report(view.admit(textOfAppend(message), { delivery: 'steer' }))
+    },
+    move(id, placement) {
+      if (placement.lane !== 'steer') return
+      const input = view.getSnapshot().queued.find((queued) => queued.id === id)
+      if (input === undefined) return
+      report(view.cancel(id).then(() => view.admit(input.text, { delivery: 'steer' })))
+    },
+    edit(id, message) {
+      report(view.edit(id, textOfAppend(message)))
+    },
+    remove(id) {
+      report(view.cancel(id))
+    },
+  }
+}
+
+/**
+ * An assistant-ui runtime for one session: messages are the view's rows (transcript rows, then
+ * pending steers), `isRunning` follows the turn, `onNew` admits, `onCancel` interrupts, older
+ * history loads through `onLoadEarlier`.
+ *
+ * @example
+ *   const runtime = useSessionlineRuntime(view)
+ *   return <AssistantRuntimeProvider runtime={runtime}><Thread /></AssistantRuntimeProvider>
+ */
+export function useSessionlineRuntime(
+  view: SessionView,
+  options: SessionlineRuntimeOptions = {},
+): AssistantRuntime {
+  const snapshot = useSessionView(view)
+  const { adapters, onError = console.error } = options
+  const queue = useMemo(() => sessionlineQueueAdapter(view, snapshot, onError), [view, snapshot, onError])
+  const adapter: ExternalStoreAdapter<TimelineRow> = {
+    messages: snapshot.rows,
+    convertMessage: rowToThreadMessageLike,
+    isRunning: isTurnRunning(snapshot.rows),
+    isLoading: snapshot.status === 'loading',
+    hasEarlier: snapshot.hasOlder,
+    onLoadEarlier: () => view.loadOlder(),
+    onNew: async (message) => {
+      await view.admit(textOfAppend(message), { delivery: 'steer' })
+    },
+    onCancel: () => view.interrupt(),
+    queue,
+    ...(adapters ? { adapters } : {}),
+  }
+  return useExternalStoreRuntime(adapter)
+}

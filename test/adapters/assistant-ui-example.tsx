@@ -1,0 +1,52 @@
+import {
+  AssistantRuntimeProvider,
+  ComposerPrimitive,
+  MessagePrimitive,
+  ThreadPrimitive,
+} from '@assistant-ui/react'
+import type { SessionView } from 'sessionline'
+import { useSessionlineRuntime } from 'sessionline/assistant-ui'
+
+export function Thread({ view }: { view: SessionView }) {
+  const runtime = useSessionlineRuntime(view)
+  return (
+    <AssistantRuntimeProvider runtime={runtime}>
+      <ThreadPrimitive.Root className="thread">
+        <ThreadPrimitive.Viewport>
+          <ThreadPrimitive.Messages>
+            {({ message }) => (
+              <MessagePrimitive.Root
+                data-id={message.id}
+                data-role={message.role}
+                data-status={message.status?.type}
+                data-reason={message.status && 'reason' in message.status ? message.status.reason : undefined}
+              >
+                <MessagePrimitive.Parts />
+              </MessagePrimitive.Root>
+            )}
+          </ThreadPrimitive.Messages>
+        </ThreadPrimitive.Viewport>
+        <ComposerPrimitive.Queue>
+          {({ queueItem }) => (
+            <div className="queued" data-id={queueItem.id}>
+              {queueItem.prompt}
+            </div>
+          )}
+        </ComposerPrimitive.Queue>
+        <ComposerPrimitive.Root>
+          <ComposerPrimitive.Input />
+          {/* Send steers while a turn runs (it joins at the next safe boundary); Queue waits for its own turn. */}
+          <ComposerPrimitive.Send>Send</ComposerPrimitive.Send>
+          <button
+            type="button"
+            className="queue"
+            onClick={() => runtime.thread.composer.send({ steer: false })}
+          >
+            Queue
+          </button>
+          <ComposerPrimitive.Cancel>Stop</ComposerPrimitive.Cancel>
+        </ComposerPrimitive.Root>
+      </ThreadPrimitive.Root>
+    </AssistantRuntimeProvider>
+  )
+}

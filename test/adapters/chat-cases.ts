@@ -1,0 +1,183 @@
+/**
+ * `useSessionlineChat` rendered for real (react-dom in happy-dom) over an in-process engine with
+ * the scripted provider, asserted through the hook's result. The same cases run against the
+ * pinned ai 7 and against ai 5.0.0 / @ai-sdk/react 2.0.0 (use-sessionline-chat-ai5.test.ts
+ * swaps the modules in), the oldest releases the adapter claims.
+ */
+import { act, createElement } from 'react'
+import { createRoot, type Root } from 'react-dom/client'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { type SessionlineChat, useSessionlineChat } from '../../src/ai-sdk'
+import { createSessionView } from '../../src/client/session-view'
+import type { SessionView, TimelineSnapshot } from '../../src/client/types'
+import { isTurnRunning } from '../../src/view/activity'
+import { until } from '../client/harness'
+import { inProcessEngine, type TestEngine } from '../support/engines'
+
+interface Mounted {
+  view: SessionView
+  /** The hook's result at each render. */
+  renders: SessionlineChat[]
+  latest(): SessionlineChat
+}
+
+const textOf = (message: SessionlineChat['messages'][number]) =>
+  message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
+
+/** Renders nothing; records what the hook returned at each render. */
+function Probe({ view, renders }: { view: SessionView; renders: SessionlineChat[] }) {
+  renders.push(useSessionlineChat(view))
+  return null
+}
+
+/** Lets React and the stream catch up with the view (real timers, small steps). */
+async function settle(ok: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    await act(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    })
+    if (ok()) return
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+/** The settled transcript: no open row, nothing pending or queued. */
+const idle = (s: TimelineSnapshot) => s.status === 'ready' && !isTurnRunning(s.rows) && s.queued.length === 0
+
+export function defineChatCases(release: string, options: { resumesThroughStream: boolean }): void {
+  let engine: TestEngine | undefined
+  let root: Root | undefined
+  let view: SessionView | undefined
+
+  beforeAll(() => {
+    ;(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true
+  })
+  afterEach(async () => {
+    if (root) act(() => root?.unmount())
+    root = undefined
+    view?.dispose()
+    view = undefined
+    await engine?.close()
+    engine = undefined
+  })
+
+  async function open(wordDelayMs: number): Promise<{ view: SessionView; sessionId: string }> {
+    engine = await inProcessEngine({ provider: { kind: 'scripted', seed: 11, toolRate: 0, wordDelayMs } })
+    const { id } = await engine.engine.createSession()
+    view = createSessionView(engine.engine, id)
+    await until(view, (s) => s.status === 'ready')
+    return { view, sessionId: id }
+  }
+
+  function mount(target: SessionView): Mounted {
+    const renders: SessionlineChat[] = []
+    const container = document.createElement('div')
+    document.body.append(container)
+    root = createRoot(container)
+    act(() => root?.render(createElement(Probe, { view: target, renders })))
+    return { view: target, renders, latest: () => renders.at(-1)! }
+  }
+
+  /** Messages equal the view's rows: same ids in the same order, same text. */
+  function expectMessagesEqualRows(mounted: Mounted) {
+    const { rows } = mounted.view.getSnapshot()
+    const { messages } = mounted.latest()
+    expect(messages.map((message) => message.id)).toEqual(rows.map((row) => row.key))
+    expect(messages.map(textOf)).toEqual(
+      rows.map((row) =>
+        row.kind === 'message'
+          ? row.message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
+          : row.input.text,
+      ),
+    )
+  }
+
+  describe(`useSessionlineChat with ${release}`, () => {
+    it(`${release}: a sent message streams its answer live, status goes submitted → streaming → ready, and ids equal the row ids`, async () => {
+      const { view } = await open(3)
+      const chat = mount(view)
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'hello there' })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the answer')
+      const statuses = chat.renders.map((render) => render.status).filter((s, i, all) => s !== all[i - 1])
+      expect(statuses).toEqual(['ready', 'submitted', 'streaming', 'ready'])
+      const lengths = new Set(
+        chat.renders.flatMap((render) =>
+          render.messages.filter((message) => message.role === 'assistant').map((m) => textOf(m).length),
+        ),
+      )
+      expect(lengths.size).toBeGreaterThan(2) // it grew in steps, not all at once
+      await settle(() => chat.latest().messages.length === 2, 'the messages')
+      expectMessagesEqualRows(chat)
+    })
+
+    it(`${release}: a message sent while a turn runs waits in queued, not in messages, then runs as its own turn in the view order`, async () => {
+      const { view } = await open(3)
+      const chat = mount(view)
+      await act(async () => {
+        void chat.latest().sendMessage({ text: 'first' })
+      })
+      await settle(() => chat.latest().isRunning, 'the first turn')
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'second' })
+      })
+      await settle(() => chat.latest().queued.length === 1, 'the queued input')
+      const queued = chat.latest().queued[0]!
+      expect(chat.latest().messages.some((message) => message.id === queued.id)).toBe(false)
+      if ('experimental_queuedMessages' in chat.latest())
+        expect(chat.latest().experimental_queuedMessages.map((message) => message.id)).toEqual([queued.id])
+      await settle(() => {
+        const s = view.getSnapshot()
+        return idle(s) && s.rows.length === 4 && chat.latest().status === 'ready'
+      }, 'both turns')
+      await settle(() => chat.latest().messages.length === 4, 'the messages')
+      expectMessagesEqualRows(chat)
+      expect(chat.latest().messages[2]!.id).toBe(queued.id)
+    })
+
+    it(`${release}: an answer already running when the hook mounts shows once, under its row id, and is followed to its end`, async () => {
+      const { view } = await open(8)
+      await view.admit('started elsewhere, before the chat mounted')
+      const running = await until(view, (s) => {
+        const row = s.rows.at(-1)
+        return row?.kind === 'message' && row.message.role === 'assistant' && row.message.parts.length > 0
+      })
+      const chat = mount(view)
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the answer')
+      await settle(() => chat.latest().messages.length === 2, 'the messages')
+      expectMessagesEqualRows(chat)
+      expect(chat.latest().messages[1]!.id).toBe(running.rows.at(-1)!.key)
+      const sawStream = chat.renders.some((render) => render.status === 'streaming')
+      expect(sawStream).toBe(options.resumesThroughStream)
+      // Never two messages for one row, at any render.
+      for (const render of chat.renders) {
+        const ids = render.messages.map((message) => message.id)
+        expect(new Set(ids).size).toBe(ids.length)
+      }
+    })
+
+    it(`${release}: stop interrupts the turn and keeps the partial answer`, async () => {
+      const { view } = await open(15)
+      const chat = mount(view)
+      await act(async () => {
+        void chat.latest().sendMessage({ text: 'a long answer please' })
+      })
+      await settle(() => {
+        const answer = chat.latest().messages.find((message) => message.role === 'assistant')
+        return answer !== undefined && textOf(answer).length > 10
+      }, 'some streamed text')
+      await act(async () => {
+        await chat.latest().stop()
+      })
+      await settle(() => {
+        const row = view.getSnapshot().rows.at(-1)
+        return row?.kind === 'message' && row.message.status === 'interrupted'
+      }, 'the interrupted row')
+      await settle(() => chat.latest().status === 'ready' && !chat.latest().isRunning, 'ready')
+      await settle(() => chat.latest().messages[1]?.metadata?.status === 'interrupted', 'the settled message')
+      expectMessagesEqualRows(chat)
+      expect(textOf(chat.latest().messages[1]!).length).toBeGreaterThan(10)
+    })
+  })
+}

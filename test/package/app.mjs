@@ -1,0 +1,198 @@
+// The packed package in someone else's app: `npm pack`, then a fresh Vite + React app in a
+// temporary folder outside the repo installs the tarball (its other dependencies come from the
+// npm registry, at the versions this repo pins), starts the shipped default worker the way the
+// README's "In a Vite app" section says, is built statically, served on loopback and driven in
+// Chromium: admit → the row is promoted in place → reload → it is still there.
+// Run after `npm run build`; exits non-zero on any failure.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+import { startServer } from '../../demo/serve.mjs'
+import { CHROMIUM, CHROMIUM_ARGS } from '../support/chromium.mjs'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const TEMPLATE = fileURLToPath(new URL('./app/', import.meta.url))
+const repo = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+const pinned = (name) => {
+  const version = repo.devDependencies[name] ?? repo.dependencies[name]
+  assert.ok(version, `${name} is not pinned in package.json`)
+  return version
+}
+const DEADLINE_MS = Number(process.env.PACKAGE_APP_DEADLINE_MS ?? 8 * 60_000)
+const started = Date.now()
+const work = await mkdtemp(join(tmpdir(), 'sessionline-app-'))
+assert.ok(!work.startsWith(root), 'the app must live outside the repo')
+const app = join(work, 'app')
+let context
+let server
+let passed = 0
+
+const deadline = setTimeout(async () => {
+  console.error(`package app: deadline of ${DEADLINE_MS / 1000} s reached`)
+  await cleanUp()
+  process.exit(124)
+}, DEADLINE_MS)
+
+async function cleanUp() {
+  await context?.close().catch(() => undefined)
+  await server?.close().catch(() => undefined)
+  await rm(work, { recursive: true, force: true, maxRetries: 3 })
+}
+
+function step(name) {
+  console.log(`::: ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+}
+
+const npm = (args, cwd) =>
+  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+
+try {
+  step('npm pack')
+  const [packed] = JSON.parse(npm(['pack', '--json', '--pack-destination', work], root))
+  const files = packed.files.map((file) => file.path)
+  for (const file of [
+    'dist/index.js',
+    'dist/react.js',
+    'dist/worker.js',
+    'dist/sessionline.worker.js',
+    'dist/ai-sdk.js',
+    'dist/assistant-ui.js',
+    'dist/types/src/index.d.ts',
+    'dist/types/src/react.d.ts',
+    'dist/types/src/ai-sdk.d.ts',
+    'dist/types/src/assistant-ui.d.ts',
+    'dist/types/worker/index.d.ts',
+    'dist/types/worker/sessionline.worker.d.ts',
+    'package.json',
+    'README.md',
+  ])
+    assert.ok(files.includes(file), `the tarball has ${file}`)
+  assert.ok(!files.some((file) => file.startsWith('src/') || file.startsWith('test/')), 'no sources or tests')
+  // The core entry never reaches for an adapter's library.
+  const core = readFileSync(join(root, 'dist/index.js'), 'utf8')
+  assert.doesNotMatch(core, /from\s+["'](ai|@ai-sdk\/[^"']+|@assistant-ui\/[^"']+|react)["']/)
+  passed++
+
+  step('a fresh Vite + React app')
+  // The app's files are test/package/app (README's "In a Vite app" quotes them); only its
+  // package.json is written here, to point at the tarball and pin what the repo pins.
+  await cp(TEMPLATE, app, { recursive: true })
+  const tarball = join(work, packed.filename)
+  await writeFile(
+    join(app, 'package.json'),
+    `${JSON.stringify(
+      {
+        name: 'someone-elses-app',
+        private: true,
+        type: 'module',
+        dependencies: {
+          sessionline: `file:${tarball}`,
+          react: pinned('react'),
+          'react-dom': pinned('react-dom'),
+        },
+        devDependencies: {
+          vite: pinned('vite'),
+          '@vitejs/plugin-react': '6.3.0',
+          '@types/react': pinned('@types/react'),
+          '@types/react-dom': pinned('@types/react-dom'),
+        },
+      },
+      null,
+      2,
+    )}\n`,
+  )
+
+  step('npm install (the tarball, and the rest from the registry)')
+  npm(['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], app)
+  const installed = JSON.parse(readFileSync(join(app, 'node_modules/sessionline/package.json'), 'utf8'))
+  assert.equal(installed.version, repo.version)
+  // Optional peers stay out of an app that does not use them.
+  for (const peer of ['ai', '@ai-sdk/react', '@assistant-ui/react'])
+    assert.ok(!existsSync(join(app, 'node_modules', peer)), `${peer} was not installed`)
+  passed++
+
+  step('type-check the app against the packed declarations')
+  execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(app, 'tsconfig.json')], {
+    cwd: app,
+    stdio: 'inherit',
+  })
+  passed++
+
+  step('vite build')
+  execFileSync(join(app, 'node_modules/.bin/vite'), ['build', '--logLevel', 'warn'], {
+    cwd: app,
+    stdio: 'inherit',
+  })
+  assert.ok(existsSync(join(app, 'dist', 'index.html')))
+  passed++
+
+  step('drive it in Chromium')
+  server = await startServer({ root: join(app, 'dist') })
+  const profile = join(work, 'profile')
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...CHROMIUM_ARGS],
+    timeout: 30_000,
+  })
+  const errors = []
+  const page = context.pages()[0] ?? (await context.newPage())
+  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`)
+  })
+  page.on('worker', (w) =>
+    w.on('console', (message) => {
+      if (message.type() === 'error') errors.push(`worker console: ${message.text()}`)
+    }),
+  )
+  await page.goto(server.url)
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 })
+  // The first row element the page adds is marked as it appears, with the kind it had then.
+  await page.evaluate(() => {
+    const list = document.querySelector('ol')
+    new MutationObserver((records, observer) => {
+      const added = records.flatMap((record) => [...record.addedNodes]).find((node) => node.nodeName === 'LI')
+      if (!added) return
+      added.dataset.mark = added.dataset.kind
+      observer.disconnect()
+    }).observe(list, { childList: true })
+  })
+  await page.fill('input', 'hello from an app')
+  await page.click('button[type=submit]')
+  // It showed at once as an input, before the worker answered, and the same element (same key)
+  // became the transcript's user row: promoted in place.
+  const promoted = await page.waitForSelector(
+    'li[data-mark="input"][data-kind="message"][data-role="user"]',
+    {
+      timeout: 20_000,
+    },
+  )
+  const key = await promoted.getAttribute('data-key')
+  await page.waitForSelector('li[data-role="assistant"][data-status="complete"]', { timeout: 30_000 })
+  const before = await page.$$eval('li', (items) => items.map((item) => [item.dataset.key, item.textContent]))
+  passed++
+
+  await page.reload()
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 })
+  await page.waitForSelector('li[data-role="assistant"][data-status="complete"]', { timeout: 20_000 })
+  const after = await page.$$eval('li', (items) => items.map((item) => [item.dataset.key, item.textContent]))
+  assert.deepEqual(after, before, 'after a reload the same rows, from IndexedDB')
+  assert.equal(after[0][0], key)
+  assert.deepEqual(errors, [])
+  passed++
+} catch (error) {
+  console.error(error)
+  await cleanUp()
+  clearTimeout(deadline)
+  console.log(`package app: ${passed} passed, 1 failed`)
+  process.exit(1)
+}
+await cleanUp()
+clearTimeout(deadline)
+console.log(`package app: ${passed} passed, 0 failed (${((Date.now() - started) / 1000).toFixed(1)} s)`)
