@@ -106,7 +106,10 @@ export class MarkdownView {
     }
     if (completed.length === 0 && tail === this.tailHtml) return
     for (const node of this.tail) node.remove()
-    for (const html of completed) this.node.append(fragmentOf(html, text))
+    // One parse for all the blocks finished by this update (a whole answer, when a row first
+    // shows): parsing is most of what a row costs when thousands of turns are paged in.
+    if (completed.length > 0)
+      this.node.append(fragmentOf(completed.map((html) => html.trim()).join(''), text))
     const fragment = fragmentOf(tail, text)
     this.tail = [...fragment.childNodes]
     this.tailHtml = tail
