@@ -141,11 +141,23 @@ export function useSessionlineChat(
   }, [snapshot, live, replays, resumeStream])
 
   const running = isTurnRunning(snapshot.rows)
-  const busy = running || live
   const chatSend = chat.sendMessage
+  const chatStatus = useRef(status)
+  chatStatus.current = status
+  /** Requests this hook handed the chat that have not finished (two sends in one tick see it). */
+  const requests = useRef(0)
   const sendMessage = useCallback<SessionlineChat['sendMessage']>(
     async (message, requestOptions) => {
-      if (!busy || message === undefined) return chatSend(message, requestOptions)
+      const busy =
+        requests.current > 0 || isLive(chatStatus.current) || isTurnRunning(view.getSnapshot().rows)
+      if (!busy || message === undefined) {
+        requests.current++
+        try {
+          return await chatSend(message, requestOptions)
+        } finally {
+          requests.current--
+        }
+      }
       // The chat would start a second request over the running one: the input waits in the
       // session's queue instead, durably, and runs as its own turn.
       const text =
@@ -155,7 +167,7 @@ export function useSessionlineChat(
       const id = 'id' in message && typeof message.id === 'string' ? message.id : undefined
       await view.admit(text, { delivery: 'queue', ...(id ? { id } : {}) })
     },
-    [busy, chatSend, view],
+    [chatSend, view],
   )
   const chatStop = chat.stop
   const stop = useCallback(async () => {
@@ -168,6 +180,7 @@ export function useSessionlineChat(
     queued: snapshot.queued,
     experimental_queuedMessages: queuedMessages,
     experimental_removeQueuedMessage: useCallback(
+      // A cancel the engine refuses shows the input again; there is no caller to tell.
       (id: string) => void view.cancel(id).catch(() => undefined),
       [view],
     ),

@@ -136,6 +136,24 @@ export function defineChatCases(release: string, options: { resumesThroughStream
       expect(chat.latest().messages[2]!.id).toBe(queued.id)
     })
 
+    it(`${release}: two messages sent in the same tick: the first opens the turn, the second waits in the queue`, async () => {
+      const { view } = await open(5)
+      const chat = mount(view)
+      await act(async () => {
+        const { sendMessage } = chat.latest()
+        void sendMessage({ text: 'one' })
+        void sendMessage({ text: 'two' })
+      })
+      await settle(() => {
+        const s = view.getSnapshot()
+        return idle(s) && s.rows.length === 4 && chat.latest().status === 'ready'
+      }, 'both turns')
+      await settle(() => chat.latest().messages.length === 4, 'the messages')
+      expectMessagesEqualRows(chat)
+      const turns = view.getSnapshot().rows.map((row) => (row.kind === 'message' ? row.message.turn : 0))
+      expect(turns).toEqual([1, 1, 2, 2])
+    })
+
     it(`${release}: an answer already running when the hook mounts shows once, under its row id, and is followed to its end`, async () => {
       const { view } = await open(8)
       await view.admit('started elsewhere, before the chat mounted')

@@ -46,6 +46,8 @@ const UIS: Ui[] = [
 interface RowInfo {
   key: string
   kind: string
+  /** The turn of a transcript row; 0 for an input still in the inbox. */
+  turn: number
   role: string
   status: string
   text: string
@@ -65,11 +67,19 @@ async function rows(page: Page): Promise<RowInfo[]> {
         ? {
             key: row.key,
             kind: row.kind,
+            turn: row.message.turn,
             role: row.message.role,
             status: row.message.status,
             text: row.message.parts.map((part) => (part.type === 'text' ? part.text : '')).join(''),
           }
-        : { key: row.key, kind: row.kind, role: 'user', status: row.input.state, text: row.input.text },
+        : {
+            key: row.key,
+            kind: row.kind,
+            turn: 0,
+            role: 'user',
+            status: row.input.state,
+            text: row.input.text,
+          },
     ),
   )
 }
@@ -223,6 +233,15 @@ async function start(ui: Ui, delay: number, hash = ''): Promise<{ page: Page; ur
   return { page, url: page.url() }
 }
 
+/** The next turns stream fast (the running one keeps its provider). */
+async function speedUp(page: Page): Promise<void> {
+  await page.evaluate(() =>
+    window.sessionlineClient!.configure({
+      provider: { kind: 'scripted', seed: 7, toolRate: 0, wordDelayMs: 10 },
+    }),
+  )
+}
+
 const LONG_PROMPT = 'Please walk me through how the inbox, the log and the projections fit together here'
 
 describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)', () => {
@@ -279,7 +298,8 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
   })
 
   it('ai-sdk: reloading the tab that runs the turn keeps the partial answer once, ended as interrupted', async () => {
-    const { page } = await start(ui, 120)
+    // A slow answer (a word per 300 ms), so the reload lands while it streams.
+    const { page } = await start(ui, 300)
     await type(page, ui, LONG_PROMPT, ui.send)
     const before = await streamingWith(page, 20)
     await page.reload()
@@ -295,9 +315,11 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
   })
 
   it('ai-sdk: stop interrupts the turn and keeps the partial text', async () => {
-    const { page } = await start(ui, 100)
+    // A slow answer (a word per 300 ms), so Stop lands while it streams.
+    const { page } = await start(ui, 300)
     await type(page, ui, LONG_PROMPT, ui.send)
     await streamingWith(page, 20)
+    await page.waitForSelector(`${ui.stop}:enabled`)
     await page.click(ui.stop)
     await expect.poll(async () => (await rows(page)).at(-1)!.status, { timeout: 20_000 }).toBe('interrupted')
     await expect.poll(() => page.getAttribute('.chat', 'data-status')).toBe('ready')
@@ -309,7 +331,9 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
   })
 
   it('ai-sdk: inputs sent while a turn runs wait in queued, not in messages, and run in the view order, also after a reload', async () => {
-    const { page } = await start(ui, 40)
+    // A slow first answer (a word per 400 ms, some ten seconds) keeps its turn running while two
+    // more are queued; the turns after it stream fast.
+    const { page } = await start(ui, 400)
     await type(page, ui, 'first question', ui.send)
     await streamingWith(page, 5)
     await type(page, ui, 'second question', ui.queue)
@@ -323,6 +347,7 @@ describe('ai-sdk adapter (useSessionlineChat over the real ai and @ai-sdk/react)
     ).toEqual(waiting)
     const ids = (await shown(page, ui)).map((message) => message.id)
     for (const id of waiting) expect(ids).not.toContain(id)
+    await speedUp(page)
     await settled(page, 3)
     await expect.poll(() => page.getAttribute('.chat', 'data-status')).toBe('ready')
     const view = await rows(page)
@@ -394,9 +419,11 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
   })
 
   it('assistant-ui: Stop (onCancel) interrupts the turn, keeps the partial text and shows it incomplete/cancelled', async () => {
-    const { page } = await start(ui, 100)
+    // A slow answer (a word per 300 ms), so Stop lands while it streams.
+    const { page } = await start(ui, 300)
     await type(page, ui, LONG_PROMPT, ui.send)
     await streamingWith(page, 20)
+    await page.waitForSelector(`${ui.stop}:enabled`)
     await page.click(ui.stop)
     await expect.poll(async () => (await rows(page)).at(-1)!.status, { timeout: 20_000 }).toBe('interrupted')
     const stopped = (await rows(page)).at(-1)!
@@ -414,7 +441,9 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
   })
 
   it('assistant-ui: queued items show in the composer queue, not in the thread, and run in the view order, also after a reload', async () => {
-    const { page } = await start(ui, 40)
+    // A slow first answer (a word per 400 ms, some ten seconds) keeps its turn running while two
+    // more are queued; the turns after it stream fast.
+    const { page } = await start(ui, 400)
     await type(page, ui, 'first question', ui.send)
     await streamingWith(page, 5)
     await type(page, ui, 'second question', ui.queue)
@@ -428,6 +457,7 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
     ).toEqual(waiting)
     const ids = (await shown(page, ui)).map((message) => message.id)
     for (const id of waiting) expect(ids).not.toContain(id)
+    await speedUp(page)
     await settled(page, 3)
     const view = await rows(page)
     expect(
@@ -446,7 +476,8 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
   })
 
   it('assistant-ui: a steer sent while the answer streams shows in the thread at once and joins the running turn', async () => {
-    const { page } = await start(ui, 60)
+    // A slow answer (a word per 200 ms), so the steer arrives while it streams.
+    const { page } = await start(ui, 200)
     await type(page, ui, 'first question', ui.send)
     const first = await streamingWith(page, 5)
     await type(page, ui, 'and one more thing', ui.send)
@@ -464,6 +495,8 @@ describe('assistant-ui adapter (useSessionlineRuntime over the real @assistant-u
     const view = await rows(page)
     expect(view.map((row) => row.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
     expect(view[1]!.key).toBe(first.key)
+    // One turn: the steer joined it at the boundary after the first answer.
+    expect(view.map((row) => row.turn)).toEqual([1, 1, 1, 1])
     await expectShownEqualsView(page, ui)
   })
 })

@@ -1,13 +1,14 @@
 // The adapters' test page: `?adapter=ai-sdk|assistant-ui&delay=ms` mounts the README example of
 // that adapter on the session in the hash (a new one when there is none), so a reload reopens it.
 import { createRoot } from 'react-dom/client'
-import { connect, type SessionView } from 'sessionline'
+import { connect, type SessionlineClient, type SessionView } from 'sessionline'
 import { Chat } from '../ai-sdk-example'
 import { Thread } from '../assistant-ui-example'
 
 declare global {
   interface Window {
     sessionlineView?: SessionView
+    sessionlineClient?: SessionlineClient
   }
 }
 
@@ -25,6 +26,7 @@ if (sessionId === '') {
 }
 const view = client.open(sessionId)
 window.sessionlineView = view
+window.sessionlineClient = client
 createRoot(document.getElementById('root')!).render(
   adapter === 'assistant-ui' ? <Thread view={view} /> : <Chat view={view} />,
 )
