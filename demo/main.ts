@@ -365,8 +365,23 @@ document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible') void refreshSessions().catch(() => undefined)
 })
 
+// --- a new build deployed: offered, never forced (it would reload under a running turn) ---
+const updatePrompt = $('#update-prompt')
+function offerUpdate(apply: () => Promise<void>): void {
+  updatePrompt.hidden = false
+  $('#update-reload').onclick = () => {
+    $<HTMLButtonElement>('#update-reload').disabled = true
+    apply().catch(report('The new version could not be loaded'))
+  }
+  $('#update-later').onclick = () => {
+    updatePrompt.hidden = true
+  }
+}
+document.documentElement.dataset.build = __DEMO_BUILD__
+$('#build').textContent = `Playground build ${__DEMO_BUILD__}`
+
 async function start(): Promise<void> {
-  void setUpOffline(showNotice)
+  void setUpOffline({ onError: showNotice, onUpdate: offerUpdate })
   await applyProvider(provider).catch(report('The model settings were not applied'))
   await refreshSessions()
   const wanted = sessionIdFromUrl() ?? localStorage.getItem('sessionline-demo:last') ?? undefined

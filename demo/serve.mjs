@@ -24,14 +24,15 @@ const TYPES = {
 export const DEFAULT_ROOT = fileURLToPath(new URL('./dist/', import.meta.url))
 
 /**
- * Serves `root` on `host:port` (port 0 picks a free one).
+ * Serves `root` on `host:port` (port 0 picks a free one); `onRequest` hears every path asked for.
  * @returns the base URL and a `close()` that also drops open keep-alive sockets.
  */
-export async function startServer({ root = DEFAULT_ROOT, host = '127.0.0.1', port = 0 } = {}) {
+export async function startServer({ root = DEFAULT_ROOT, host = '127.0.0.1', port = 0, onRequest } = {}) {
   const base = resolve(root)
   const server = createServer(async (request, response) => {
     try {
       const path = decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname)
+      onRequest?.(path)
       let file = normalize(join(base, path))
       if (file !== base && !file.startsWith(base + sep)) {
         response.writeHead(403).end()

@@ -1,5 +1,6 @@
 import type { Json, MessagePart, SessionMessage, TimelineInput, TimelineRow } from '../../src/index'
 import { h, setAttrs, setText, toggleClass } from './dom'
+import { MarkdownView } from './markdown-view'
 
 export interface RowActions {
   retry(input: TimelineInput): void
@@ -16,6 +17,11 @@ const ROLE_LABEL: Record<SessionMessage['role'], string> = {
   summary: 'Summary',
 }
 const MAX_JSON = 4000
+/** Whose text is markdown: what models write. What people type shows exactly as typed. */
+const MARKDOWN_ROLES: ReadonlySet<SessionMessage['role']> = new Set(['assistant', 'summary'])
+
+/** How a part is drawn: its type, except that model text is markdown. */
+type PartKind = MessagePart['type'] | 'markdown'
 
 function formatJson(value: Json | undefined): string {
   if (value === undefined) return ''
@@ -114,7 +120,7 @@ export class RowView {
         state === 'failed' ? 'not sent' : state === 'sending' ? 'sending' : `pending ${input.delivery}`,
       )
       this.retry.hidden = state !== 'failed'
-      this.renderParts([{ type: 'text', text: input.text }])
+      this.renderParts([{ type: 'text', text: input.text }], false)
       return
     }
     const { message } = row
@@ -138,15 +144,16 @@ export class RowView {
                 : ''
     setText(this.badge, badge)
     this.retry.hidden = true
-    this.renderParts(message.parts)
+    this.renderParts(message.parts, MARKDOWN_ROLES.has(message.role))
   }
 
-  private renderParts(parts: readonly MessagePart[]): void {
+  private renderParts(parts: readonly MessagePart[], markdown: boolean): void {
     const nodes = this.body.children
     parts.forEach((part, index) => {
+      const kind: PartKind = markdown && part.type === 'text' ? 'markdown' : part.type
       let node = nodes[index] as HTMLElement | undefined
-      if (!node || node.dataset.part !== part.type) {
-        const fresh = createPart(part.type)
+      if (!node || node.dataset.part !== kind) {
+        const fresh = createPart(kind)
         if (node) node.replaceWith(fresh)
         else this.body.append(fresh)
         node = fresh
@@ -157,10 +164,18 @@ export class RowView {
   }
 }
 
-function createPart(type: MessagePart['type']): HTMLElement {
-  switch (type) {
+/** The markdown renderer of each markdown part, kept with its node for as long as it lives. */
+const markdownViews = new WeakMap<HTMLElement, MarkdownView>()
+
+function createPart(kind: PartKind): HTMLElement {
+  switch (kind) {
     case 'text':
       return h('div', { class: 'part part--text', attrs: { 'data-part': 'text' } })
+    case 'markdown': {
+      const node = h('div', { class: 'part part--text part--markdown', attrs: { 'data-part': 'markdown' } })
+      markdownViews.set(node, new MarkdownView(node))
+      return node
+    }
     case 'reasoning':
       return h('details', { class: 'part part--reasoning', attrs: { 'data-part': 'reasoning' } }, [
         h('summary', { text: 'Thinking' }),
@@ -180,9 +195,12 @@ function createPart(type: MessagePart['type']): HTMLElement {
 
 function updatePart(node: HTMLElement, part: MessagePart): void {
   switch (part.type) {
-    case 'text':
-      setText(node, part.text)
+    case 'text': {
+      const view = markdownViews.get(node)
+      if (view) view.update(part.text)
+      else setText(node, part.text)
       return
+    }
     case 'reasoning':
       setText(node.lastElementChild!, part.text)
       return

@@ -1,0 +1,118 @@
+import createDOMPurify, { type Config, type DOMPurify } from 'dompurify'
+import { StreamingMarkdown } from './markdown'
+
+/**
+ * Only what the markdown renderer emits survives; anything else (a renderer bug, a future
+ * option turned on by mistake) is dropped rather than trusted.
+ */
+const SANITIZE: Config = {
+  ALLOWED_TAGS: [
+    'a',
+    'blockquote',
+    'br',
+    'code',
+    'del',
+    'em',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'hr',
+    'li',
+    'ol',
+    'p',
+    'pre',
+    's',
+    'strong',
+    'table',
+    'tbody',
+    'td',
+    'th',
+    'thead',
+    'tr',
+    'ul',
+  ],
+  ALLOWED_ATTR: ['href', 'title', 'class', 'start', 'style'],
+  ALLOW_DATA_ATTR: false,
+}
+/** The one inline style markdown emits: a table column's alignment. */
+const ALIGNMENT = /^text-align:(left|right|center)$/
+
+let purifier: DOMPurify | undefined
+
+/** A link in an answer opens beside the playground, and tells the target nothing about it. */
+function openBeside(link: Element): void {
+  link.setAttribute('target', '_blank')
+  link.setAttribute('rel', 'noopener noreferrer nofollow')
+}
+
+function sanitizer(): DOMPurify {
+  if (purifier) return purifier
+  const instance = createDOMPurify(window)
+  instance.addHook('uponSanitizeAttribute', (_node, data) => {
+    if (data.attrName === 'style' && !ALIGNMENT.test(data.attrValue)) data.keepAttr = false
+    if (data.attrName === 'class' && !/^language-[\w+#.-]+$/.test(data.attrValue)) data.keepAttr = false
+  })
+  instance.addHook('afterSanitizeAttributes', (node) => {
+    if (node.tagName === 'A' && node.hasAttribute('href')) openBeside(node)
+  })
+  purifier = instance
+  return instance
+}
+
+/**
+ * Characters a source text needs before markdown-it's output can hold anything but its own tags,
+ * escaped text and links it made itself (relative, or linkify's http and mailto): raw markup, a
+ * URL scheme, an entity, a quote that could end an attribute. Answers free of them (plain prose
+ * and lists) skip the sanitizer, whose cost (about 0.3 ms a call, per node beyond that) would
+ * otherwise dominate paging in the rows of a 10,000-turn session.
+ */
+const NEEDS_SANITIZER = /[<>&:"'=`\\]/
+
+/** Sanitized DOM of rendered markdown (whitespace between blocks dropped). */
+export function markdownFragment(html: string): DocumentFragment {
+  return sanitizer().sanitize(html.trim(), { ...SANITIZE, RETURN_DOM_FRAGMENT: true })
+}
+
+/** DOM of markdown rendered from `source`: through the sanitizer unless `source` cannot need it. */
+function fragmentOf(html: string, source: string): DocumentFragment {
+  if (NEEDS_SANITIZER.test(source)) return markdownFragment(html)
+  // A template's content is inert: nothing in it runs or loads.
+  const template = document.createElement('template')
+  template.innerHTML = html.trim()
+  for (const link of template.content.querySelectorAll('a[href]')) openBeside(link)
+  return template.content
+}
+
+/**
+ * Shows a growing markdown text in `node`: the DOM of finished blocks is appended once and never
+ * touched again, and only the nodes of the open tail are replaced on an update.
+ */
+export class MarkdownView {
+  private readonly renderer = new StreamingMarkdown()
+  private tail: ChildNode[] = []
+  private tailHtml: string | undefined
+
+  constructor(readonly node: HTMLElement) {}
+
+  update(text: string): void {
+    const { reset, completed, tail } = this.renderer.update(text)
+    if (reset) {
+      this.node.replaceChildren()
+      this.tail = []
+      this.tailHtml = undefined
+    }
+    if (completed.length === 0 && tail === this.tailHtml) return
+    for (const node of this.tail) node.remove()
+    // One parse for all the blocks finished by this update (a whole answer, when a row first
+    // shows): parsing is most of what a row costs when thousands of turns are paged in.
+    if (completed.length > 0)
+      this.node.append(fragmentOf(completed.map((html) => html.trim()).join(''), text))
+    const fragment = fragmentOf(tail, text)
+    this.tail = [...fragment.childNodes]
+    this.tailHtml = tail
+    this.node.append(fragment)
+  }
+}
