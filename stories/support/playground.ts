@@ -35,6 +35,9 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
     loadOlder: () => void view.loadOlder().catch(report),
     onScroll: () => frame.schedule(),
     retry: (input) => void view.admit(input.text, { id: input.id, delivery: input.delivery }).catch(report),
+    loadGap: (key, end) => void view.loadGap(key, end).catch(report),
+    turnsIn: (fromSeq, toSeq) =>
+      view.getSnapshot().outline.filter((entry) => entry.seq >= fromSeq && entry.seq <= toSeq).length,
   })
   const rail = new Rail(railHost, { activate: (item) => void jump(item).catch(report) })
   const tray = new QueueTray(trayHost, {
@@ -52,7 +55,7 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
   }
   const frame = frameScheduler(render)
 
-  // A rail jump, as the playground does it: page an unloaded turn in, then land it at the top.
+  // A rail jump, as the playground does it: load an unloaded turn's neighbourhood, then land it at the top.
   async function jump(item: RailItem): Promise<void> {
     transcript.release()
     if (item.kind === 'loaded') {
@@ -63,7 +66,7 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
     jumpingTurn = item.turn
     render()
     try {
-      await view.loadThrough(item.seq)
+      await view.jumpTo(item.seq)
     } finally {
       jumpingTurn = undefined
     }
