@@ -46,6 +46,9 @@ const FLUSH_KEY = ['', 'flush'] as const
 
 type Backend = Required<DbOptions>
 
+/** Waits between the probes after an unexpected close (see `probe`). */
+const PROBE_DELAYS_MS = [100, 500, 2000]
+
 /**
  * An IDBFactory and key-range class that forward to a backend loaded later. Dexie takes both
  * when it is built but calls them only once open, and `ready()` waits for the load first.
@@ -165,28 +168,41 @@ export function openConnection(name: string, options: ConnectionOptions = {}): C
   db.on('populate', () => {
     if (everOpened) throw lose('database_deleted', deletedMessage())
   })
-  // The browser closed the connection (site data cleared, storage failure): if the database
-  // is gone, say so now, so watchers hear it without waiting for the next call.
+  // The browser closed the connection (site data cleared, a storage failure). Probes open the
+  // database beside Dexie: one that would have to create it shows ours is gone, aborts the
+  // creation and reports the loss, so watchers hear it without waiting for the next call.
+  // Chromium fires `close` before it removes the files, so a probe that still finds the
+  // database is repeated a few times; past those, a call's reopen still finds out (`populate`).
   db.on('close', () => {
-    if (closedByUs || lost) return
-    void databaseExists().then((exists) => {
-      if (exists === false) lose('database_deleted', deletedMessage())
-    })
+    if (!closedByUs && !lost) probe(0)
   })
+
+  function probe(attempt: number): void {
+    if (closedByUs || lost) return
+    let request: IDBOpenDBRequest
+    try {
+      // Without an explicit factory Dexie uses the global one, and so does the probe.
+      const factory = (backend.indexedDB ?? globalThis.indexedDB) as IDBFactory
+      request = factory.open(name)
+    } catch {
+      return
+    }
+    request.onupgradeneeded = () => {
+      request.transaction?.abort()
+      lose('database_deleted', deletedMessage())
+    }
+    request.onsuccess = () => {
+      request.result.close()
+      const delay = PROBE_DELAYS_MS[attempt]
+      if (delay === undefined) return
+      const timer = setTimeout(() => probe(attempt + 1), delay) as { unref?: () => void }
+      timer.unref?.()
+    }
+    request.onerror = (event) => event.preventDefault()
+  }
 
   const deletedMessage = () =>
     `the database ${JSON.stringify(name)} was deleted (site data cleared?); reload to start again`
-
-  async function databaseExists(): Promise<boolean | undefined> {
-    const factory = backend.indexedDB as Partial<IDBFactory> | undefined
-    if (typeof factory?.databases !== 'function') return undefined
-    try {
-      const infos = await factory.databases()
-      return infos.some((info) => info.name === name)
-    } catch {
-      return undefined
-    }
-  }
 
   function open(): Promise<void> {
     const run = async () => {
