@@ -127,6 +127,14 @@ export class Transcript {
     if (!view) return false
     this.release()
     this.scroller.scrollTop = view.node.offsetTop - LANDING_OFFSET
+    // Rows above with `content-visibility: auto` get their real height once the landing shows a
+    // sliver of them: put the row back where it landed once that layout is done.
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => {
+        if (!this.stick && view.node.isConnected)
+          this.scroller.scrollTop = view.node.offsetTop - LANDING_OFFSET
+      }),
+    )
     return true
   }
 

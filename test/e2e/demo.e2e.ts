@@ -428,9 +428,11 @@ describe('the playground in Chromium', () => {
     )
     expect(hits).toEqual([{ turn: String(MARKER_TURN), message: `${sessionId}-t3-u`, marked: [word] }])
     // The same query again, with the index built: what a user's next query costs.
+    const firstMs = await page.$eval('#search-status', (el) => (el as HTMLElement).dataset.ms)
     await page.fill('#search-input', `${word} `)
-    await page.waitForFunction(() =>
-      document.querySelector('#search-status')?.textContent?.startsWith('1 match'),
+    await page.waitForFunction(
+      (before) => (document.querySelector('#search-status') as HTMLElement | null)?.dataset.ms !== before,
+      firstMs,
     )
     const queryMs = await page.$eval('#search-status', (el) => (el as HTMLElement).dataset.ms)
     const chosen = Date.now()

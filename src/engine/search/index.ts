@@ -138,6 +138,11 @@ export function createSearchIndex(options: SearchIndexOptions) {
   let timer: ReturnType<typeof setTimeout> | undefined
   let saving: Promise<void> = Promise.resolve()
   let closed = false
+  /** Searches running now; a write of the index waits between segments until there are none. */
+  let searching = 0
+  let idleWaiters: (() => void)[] = []
+  const searchesDone = () =>
+    searching === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))
 
   const emit = (kind: SearchIndexEvent['kind'], sessionId: string, rows: number, since: number) =>
     onEvent?.({ kind, sessionId, rows, ms: performance.now() - since })
@@ -276,8 +281,9 @@ export function createSearchIndex(options: SearchIndexOptions) {
     for (const at of index.dirty) {
       const segment = index.segments[at]
       if (!segment) continue
-      // Serializing a segment takes a while: let queries waiting in the worker go first.
+      // Serializing a segment blocks the worker for a while: queries go first, whole.
       await new Promise((resolve) => setTimeout(resolve, 0))
+      await searchesDone()
       if (segment.mini.dirtCount > 0) await segment.mini.vacuum()
       const data: StoredSegment = { ids: [...segment.ids], index: JSON.stringify(segment.mini) }
       parts.push({ sessionId: index.sessionId, part: at + 1, version: INDEX_VERSION, data })
@@ -315,6 +321,19 @@ export function createSearchIndex(options: SearchIndexOptions) {
   // --- the public side -----------------------------------------------------------------------
 
   async function search(query: unknown, request: unknown = {}): Promise<SearchHit[]> {
+    searching++
+    try {
+      return await runSearch(query, request)
+    } finally {
+      if (--searching === 0) {
+        const waiters = idleWaiters
+        idleWaiters = []
+        for (const wake of waiters) wake()
+      }
+    }
+  }
+
+  async function runSearch(query: unknown, request: unknown): Promise<SearchHit[]> {
     const text = parseOrThrow(SearchQuery, query, 'search query')
     const { sessionId, limit, includeInactive } = parseOrThrow(SearchOptions, request, 'search options')
     if (queryTerms(text).length === 0) return []
