@@ -17,7 +17,7 @@ import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
-import { AppendEvents, type SessionEvent } from '../schema/events'
+import { AppendEvents } from '../schema/events'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { ProviderConfig } from '../schema/provider'
 import {
