@@ -7,7 +7,7 @@ import { createRunner } from '../../src/engine/runner'
 import { createDemoTools } from '../../src/engine/tools'
 import type { SessionlineError } from '../../src/schema/errors'
 import type { StoredEvent } from '../../src/schema/events'
-import { clampPrompt, clampResponse } from '../../src/view/preview'
+import { clampPrompt, clampResponse } from '../../src/core/preview'
 import { comlinkEngine, freshDbName, inProcessEngine } from '../support/engines'
 import { sse, sseHead, startServer, textChunk } from './fixtures'
 import {
