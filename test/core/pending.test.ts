@@ -83,6 +83,10 @@ describe('pending inputs', () => {
     const pending = [receipt(4), receipt(1, 'queue'), receipt(2), receipt(3, 'steer', 'cancelled')]
     expect(selectForPromotion(pending, 'checkpoint').map((r) => r.seq)).toEqual([2, 4])
     expect(selectForPromotion([receipt(1, 'queue')], 'checkpoint')).toEqual([])
+    // Steers that left the inbox are never promoted again.
+    expect(
+      selectForPromotion([receipt(1, 'steer', 'promoted'), receipt(2, 'steer', 'cancelled')], 'checkpoint'),
+    ).toEqual([])
   })
 
   test('settling promotes the pending steers, or else the single oldest queued input', () => {
@@ -91,5 +95,20 @@ describe('pending inputs', () => {
       selectForPromotion([receipt(7, 'queue'), receipt(3, 'queue')], 'settled').map((r) => r.seq),
     ).toEqual([3])
     expect(selectForPromotion([], 'settled')).toEqual([])
+    // Only pending receipts count: a promoted or cancelled steer does not hold back the queue,
+    // and a promoted or cancelled queued input is not the oldest one.
+    expect(
+      selectForPromotion(
+        [
+          receipt(1, 'steer', 'cancelled'),
+          receipt(2, 'steer', 'promoted'),
+          receipt(3, 'queue', 'promoted'),
+          receipt(4, 'queue', 'cancelled'),
+          receipt(6, 'queue'),
+          receipt(5, 'queue'),
+        ],
+        'settled',
+      ).map((r) => r.seq),
+    ).toEqual([5])
   })
 })

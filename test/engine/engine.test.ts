@@ -64,9 +64,18 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await codeOf(engine.admit(id, { id: 'in-1', text: 'hello', delivery: 'queue' }))).toBe(
         'conflict',
       )
+      // The same id and payload in another session is another input's id: a conflict there too.
+      const other = await engine.createSession()
+      expect(await codeOf(engine.admit(other.id, { id: 'in-1', text: 'hello' }))).toBe('conflict')
+      expect((await engine.getSession(other.id))?.nextInputSeq).toBe(1)
       const second = await engine.admit(id, { text: 'again', delivery: 'queue' })
       expect(second.seq).toBe(2)
       expect((await engine.pending(id)).map((r) => r.id)).toEqual(['in-1', second.id])
+      // A retry after the input left the inbox answers with the stored receipt, and admits nothing.
+      await engine.promote(id, 'settled')
+      const promoted = await engine.admit(id, { id: 'in-1', text: 'hello' })
+      expect(promoted).toMatchObject({ id: 'in-1', seq: 1, status: 'promoted' })
+      expect((await engine.getSession(id))?.nextInputSeq).toBe(3)
     }))
 
   test('admit rejects unknown sessions and bad text, writing nothing', () =>
@@ -100,9 +109,18 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await codeOf(engine.cancel(id, b.id))).toBe('invalid_state')
       expect(await codeOf(engine.edit(id, b.id, { text: 'zz' }))).toBe('invalid_state')
       expect(await codeOf(engine.cancel(id, 'ghost'))).toBe('not_found')
+      expect(await codeOf(engine.edit(id, 'ghost', { text: 'zz' }))).toBe('not_found')
+      // Another session's pending input is not this session's to touch.
+      const other = await engine.createSession()
+      const theirs = await engine.admit(other.id, { text: 'theirs' })
+      expect(await codeOf(engine.cancel(id, theirs.id))).toBe('not_found')
+      expect(await codeOf(engine.edit(id, theirs.id, { text: 'mine now' }))).toBe('not_found')
+      expect(await engine.pending(other.id)).toEqual([theirs])
       await engine.promote(id, 'settled')
       expect(await codeOf(engine.edit(id, a.id, { text: 'late' }))).toBe('invalid_state')
+      expect(await codeOf(engine.cancel(id, a.id))).toBe('invalid_state')
       expect((await engine.page(id)).messages.map((m) => m.parts)).toEqual([[{ type: 'text', text: 'a2' }]])
+      expect(await engine.pending(id)).toEqual([])
     }))
 
   test('every receipt carries a revision that each edit, cancel and promotion bumps, also within one millisecond', () =>
@@ -355,7 +373,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await engine.listSessions()).toEqual([])
     }))
 
-  test('a row is never created under an id a row or a pending input already has', () =>
+  test('in its own session, an assistant row never takes the id of a row or a pending input, nor an input or a user row the id of a row', () =>
     withEngine(async (engine) => {
       const { id } = await engine.createSession()
       await engine.admit(id, { id: 'first', text: 'go' })
@@ -380,6 +398,47 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect((await engine.promote(id, 'checkpoint')).map((r) => r.id)).toEqual(['waiting'])
     }))
 
+  // Known defect (an id belongs to one thing across all sessions): today these appends are
+  // accepted, and the other session's pending input can then never be promoted. Drop `.fails`
+  // once the engine refuses them.
+  test.fails('a row never takes the id of a pending input of any session, nor of another session’s row, nor of a row of the same append: conflict, nothing written', () =>
+    withEngine(async (engine) => {
+      await engine.createSession({ id: 'a' })
+      await engine.createSession({ id: 'b' })
+      await engine.admit('a', { id: 'done', text: 'first' })
+      await engine.promote('a', 'settled')
+      await engine.admit('a', { id: 'waiting', text: 'later' })
+      await engine.admit('b', { id: 'b-waiting', text: 'mine' })
+      await engine.append('b', [
+        { type: 'turn/start', data: { turn: 1 } },
+        { type: 'step/start', data: { turn: 1, step: 1 } },
+      ])
+      const before = { a: await engine.events('a'), b: await engine.events('b') }
+      const synthetic = (inputId: string): SessionEvent => ({
+        type: 'user/message',
+        data: { inputId, text: 'note', delivery: 'steer', source: 'synthetic' },
+      })
+      const start = (messageId: string): SessionEvent => ({
+        type: 'assistant/start',
+        data: { messageId, turn: 1, step: 1 },
+      })
+      const refused: [string, SessionEvent[]][] = [
+        ['a user row under a pending input of its own session', [synthetic('b-waiting')]],
+        ["a row under another session's pending input (user/message)", [synthetic('waiting')]],
+        ["a row under another session's pending input (assistant/start)", [start('waiting')]],
+        ["a row under another session's row (user/message)", [synthetic('done')]],
+        ["a row under another session's row (assistant/start)", [start('done')]],
+        ['two user rows under one id in one append', [synthetic('twin'), synthetic('twin')]],
+        ['a user row and an assistant row under one id in one append', [synthetic('pair'), start('pair')]],
+      ]
+      for (const [what, events] of refused)
+        expect(await codeOf(engine.append('b', events)), what).toBe('conflict')
+      expect(await engine.events('a')).toEqual(before.a)
+      expect(await engine.events('b')).toEqual(before.b)
+      expect((await engine.promote('a', 'checkpoint')).map((r) => r.id)).toEqual(['waiting'])
+      expect((await engine.promote('b', 'checkpoint')).map((r) => r.id)).toEqual(['b-waiting'])
+    }))
+
   test('session/created is written by createSession only', () =>
     withEngine(async (engine) => {
       const { id } = await engine.createSession()
@@ -388,7 +447,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(await engine.events(id)).toHaveLength(1)
     }))
 
-  test('many sessions stay correct when the cache forgets idle ones', () =>
+  test('with more sessions than the cache keeps, an evicted session still admits, promotes and counts its inputs', () =>
     withEngine(async (engine) => {
       const ids: string[] = []
       for (let i = 0; i < 70; i++) ids.push((await engine.createSession({ id: `s${i}` })).id)
