@@ -50,15 +50,13 @@ const SHORT_RUNS = 10
 const LONG_RUNS = 1
 
 /**
- * Known defect: an id belongs to one thing, across all sessions, and today an append can still
- * create a row under the id of a pending input or create one row twice. When true,
- * the generators reuse one pool of ids for inputs AND rows (assistant messages, synthetic inputs)
- * in both sessions, and may create two rows under one id in one append (when false, a pool id
- * still recurs across appends and sessions, but creates at most one row per append). Today's engine breaks
- * "no row holds the id of a pending input" and "no two events create a row under one id" under
- * it; set it to true once the engine refuses those appends with `conflict`.
+ * An id belongs to one thing, across all sessions (docs/decisions/0008). When true, the
+ * generators reuse one pool of ids for inputs AND rows (assistant messages, synthetic inputs) in
+ * both sessions, and may create two rows under one id in one append; the engine must refuse
+ * those appends with `conflict`. (When false, a pool id still recurs across appends and sessions,
+ * but creates at most one row per append.)
  */
-const REUSE_IDS_ACROSS_INPUTS_AND_ROWS = false
+const REUSE_IDS_ACROSS_INPUTS_AND_ROWS = true
 
 /**
  * Other sessions a `browse` reads: more than the session cache keeps (64), so a `rewatch` on the

@@ -398,10 +398,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect((await engine.promote(id, 'checkpoint')).map((r) => r.id)).toEqual(['waiting'])
     }))
 
-  // Known defect (an id belongs to one thing across all sessions): today these appends are
-  // accepted, and the other session's pending input can then never be promoted. Drop `.fails`
-  // once the engine refuses them.
-  test.fails('a row never takes the id of a pending input of any session, nor of another session’s row, nor of a row of the same append: conflict, nothing written', () =>
+  test('a row never takes the id of a pending input of any session, nor of another session’s row, nor of a row of the same append: conflict, nothing written', () =>
     withEngine(async (engine) => {
       await engine.createSession({ id: 'a' })
       await engine.createSession({ id: 'b' })
