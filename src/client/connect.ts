@@ -228,7 +228,7 @@ export function connect(
         sessionId: watch.sessionId,
         durable: true,
         headSeq: info?.headSeq ?? 0,
-        messages: [],
+        rows: [],
         inputs: [],
         views: {},
         reset: true,

@@ -18,7 +18,12 @@ import type { Delivery } from '../schema/common'
 import { isSessionlineError, parseOrThrow, SessionlineError } from '../schema/errors'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
-import { DEFAULT_PAGE_LIMIT, LoadThroughRequest, type MessagePage } from '../schema/requests'
+import {
+  DEFAULT_JUMP_PAGE,
+  DEFAULT_PAGE_LIMIT,
+  LoadThroughRequest,
+  type MessagePage,
+} from '../schema/requests'
 import type { TurnOutlineEntry } from '../schema/session'
 import { createTurnRail } from '../view/rail'
 import { Inbox } from './inbox'
@@ -54,7 +59,7 @@ const JUMP_CONTEXT = DEFAULT_PAGE_LIMIT
 /** What a view needs of an engine (a `SessionlineClient` or an in-process `Engine`). */
 export type ViewEngine = Pick<
   Engine,
-  'page' | 'pending' | 'projection' | 'watch' | 'admit' | 'cancel' | 'edit' | 'interrupt'
+  'page' | 'loadThrough' | 'pending' | 'projection' | 'watch' | 'admit' | 'cancel' | 'edit' | 'interrupt'
 >
 
 /**
@@ -241,11 +246,11 @@ export function createSessionView(
       void reload()
       return
     }
-    const applied = applyMessages(window, change.messages, change, filter)
+    const applied = applyMessages(window, change.rows, change, filter)
     window = applied.window
     if (readsInFlight > 0 && change.durable)
       for (const message of applied.outside) late.set(message.id, { message, headSeq: change.headSeq })
-    settleUserRows(change.messages)
+    settleUserRows(change.rows)
     for (const receipt of change.inputs) if (receipt.sessionId === sessionId) inbox.applyReceipt(receipt)
     if (change.views.turnOutline !== undefined) outline = readableOutline(change.views.turnOutline)
   }
@@ -341,6 +346,27 @@ export function createSessionView(
     return readInto(async () => [await pageOf({ beforeSeq: floor, limit })])
   }
 
+  /**
+   * Loads every row from `seq` up to what the window knows above it (the gap that holds `seq`,
+   * or the window's floor) in one engine read, filled to a page boundary, and merges it in (jumps).
+   */
+  async function fetchThrough(seq: number): Promise<void> {
+    const ceiling = gapAt(seq)?.toSeq ?? (window.known[0]?.from ?? 1) - 1
+    if (ceiling < 1) return
+    const ask = { beforeSeq: ceiling + 1 }
+    await readInto(async () => [
+      {
+        page: await engine.loadThrough(sessionId, {
+          seq: Math.max(1, seq),
+          beforeSeq: ask.beforeSeq,
+          pageSize: DEFAULT_JUMP_PAGE,
+          includeInactive: filter.includeInactive,
+        }),
+        ask,
+      },
+    ])
+  }
+
   /** The gap that holds `seq`, if any. */
   function gapAt(seq: number): WindowGap | undefined {
     return gapsOf(window).find((gap) => gap.fromSeq <= seq && seq <= gap.toSeq)
@@ -410,13 +436,8 @@ export function createSessionView(
     pager: {
       baseSeq: () => baseSeqOf(window),
       hasOlder: () => window.hasOlder,
-      loadOlder: fetchOlder,
       covers: (seq) => isKnown(window, Math.max(1, seq)),
-      // Through a gap that holds the target from its upper end, as paging older would reach it.
-      loadToward: (seq, limit) => {
-        const gap = gapAt(seq)
-        return gap ? fillGap(gap, 'older', limit) : fetchOlder(limit)
-      },
+      loadThrough: fetchThrough,
     },
     ready: () => (status === 'loading' ? ready : undefined),
     onBusy: setBusy,

@@ -10,6 +10,8 @@
  * come back in. The last range is open-ended: the live tail, where new rows arrive. Ranges that
  * meet merge, and with them their segments; the space between two ranges is a gap.
  */
+
+import { firstAtLeast } from '../core/sorted'
 import { isReadable } from '../core/visibility'
 import type { MessagePart, SessionMessage } from '../schema/messages'
 import type { MessagePage } from '../schema/requests'
@@ -207,17 +209,9 @@ export function gapsOf(window: TranscriptWindow): WindowGap[] {
   return gaps
 }
 
-/** Index of the first row whose seq is >= `seq` (binary search). */
-function lowerBound(rows: readonly MessageRow[], seq: number): number {
-  let lo = 0
-  let hi = rows.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (rows[mid]!.message.seq < seq) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
+/** Index of the first row whose seq is >= `seq`. */
+const lowerBound = (rows: readonly MessageRow[], seq: number): number =>
+  firstAtLeast(rows, (row) => row.message.seq, seq)
 
 function partAhead(shown: MessagePart | undefined, durable: MessagePart): boolean {
   if (shown === undefined || shown.type !== durable.type) return false

@@ -18,7 +18,7 @@
  */
 import type { StoredEvent } from '../schema/events'
 import type { TurnOutlineEntry } from '../schema/session'
-import { clampPrompt, clampResponse, PREVIEW_LIMITS } from '../view/preview'
+import { clampPrompt, clampResponse, PREVIEW_LIMITS } from './preview'
 import type { Projection } from './projection'
 
 export interface OutlineOpenTurn {

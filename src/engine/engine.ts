@@ -121,7 +121,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         sessionId: entry.id,
         durable: true,
         headSeq: entry.snap?.row.headSeq ?? 0,
-        messages: [],
+        rows: [],
         inputs: [],
         views: {},
         halted: { reason, message: error.message },

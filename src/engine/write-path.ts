@@ -52,7 +52,7 @@ export interface Expectation<F> {
 const STALE: unique symbol = Symbol('stale cache')
 
 /** The decider's view of a cached snapshot. */
-export const stateOf = (snap: Snapshot): SessionState => ({
+const stateOf = (snap: Snapshot): SessionState => ({
   sessionId: snap.row.id,
   source: snap.row.source,
   headSeq: snap.row.headSeq,
@@ -62,7 +62,7 @@ export const stateOf = (snap: Snapshot): SessionState => ({
 })
 
 /** The row of a session after a write at `at`: its counters, a new `updatedAt` and `rev`. */
-export const bumpRow = (row: SessionRow, at: number, state?: SessionState): SessionRow => ({
+const bumpRow = (row: SessionRow, at: number, state?: SessionState): SessionRow => ({
   ...row,
   ...(state ? { headSeq: state.headSeq, nextInputSeq: state.nextInputSeq } : {}),
   updatedAt: at,
@@ -89,8 +89,6 @@ interface Planned<T> {
   decision: Decision<T>
   next?: Snapshot
 }
-
-export type WritePath = ReturnType<typeof createWritePath>
 
 export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps) {
   /**

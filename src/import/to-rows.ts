@@ -22,6 +22,8 @@
  * @example
  *   const { sessionId, rows, outline, usage } = recordsToRows(parseTranscript(text).records)
  */
+
+import { clampPrompt, clampResponse } from '../core/preview'
 import { SessionlineError } from '../schema/errors'
 import type { MessagePart, SessionMessage, ToolPart } from '../schema/messages'
 import {
@@ -34,7 +36,6 @@ import {
   type TranscriptRecord,
 } from '../schema/records'
 import type { ImportOrigin, Provider, SkippedLines, TurnOutlineEntry, UsageTotals } from '../schema/session'
-import { clampPrompt, clampResponse } from '../view/preview'
 import { stableHash } from './util'
 
 export interface StoredTranscript {

@@ -50,11 +50,11 @@ const SHORT_RUNS = 10
 const LONG_RUNS = 1
 
 /**
- * An id belongs to one thing, across all sessions: the generators reuse one pool of ids for
- * inputs AND rows (assistant messages, synthetic inputs) in both sessions, and may create two
- * rows under one id in one append. The engine must refuse every such append with `conflict`
- * ("no row holds the id of a pending input", "no two events create a row under one id"); the
- * engine before issue 10's fixes accepted them, which this test found.
+ * An id belongs to one thing, across all sessions (docs/decisions/0008). When true, the
+ * generators reuse one pool of ids for inputs AND rows (assistant messages, synthetic inputs) in
+ * both sessions, and may create two rows under one id in one append; the engine must refuse
+ * those appends with `conflict`. (When false, a pool id still recurs across appends and sessions,
+ * but creates at most one row per append.)
  */
 const REUSE_IDS_ACROSS_INPUTS_AND_ROWS = true
 
@@ -330,7 +330,7 @@ async function mirror(engine: Engine, sessionId: string) {
         pushed.notify()
       })
     }
-    for (const row of change.messages) state.rows.set(row.id, row)
+    for (const row of change.rows) state.rows.set(row.id, row)
     if (change.views.pending) state.pending = change.views.pending
     if (change.views.turnOutline) state.outline = change.views.turnOutline
     if (change.views.usage) state.totals = change.views.usage

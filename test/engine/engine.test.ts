@@ -343,13 +343,13 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(admitted).toMatchObject({
         durable: true,
         inputs: [{ id: a.id, status: 'pending' }],
-        messages: [],
+        rows: [],
       })
       expect(admitted?.views.pending).toEqual([a])
-      expect(promoted?.messages.map((m) => m.id)).toEqual([a.id])
+      expect(promoted?.rows.map((m) => m.id)).toEqual([a.id])
       expect(promoted?.views.pending).toEqual([])
       expect(promoted?.views.turnOutline).toHaveLength(1)
-      expect(appended?.messages.map((m) => m.id)).toEqual(['m1'])
+      expect(appended?.rows.map((m) => m.id)).toEqual(['m1'])
       expect(appended?.views.usage).toEqual({ input: 10, output: 3, calls: 1 })
       expect(appended?.views).not.toHaveProperty('pending')
       expect(rec.changes.map((c) => c.headSeq)).toEqual([1, 3, 8])
@@ -398,9 +398,6 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect((await engine.promote(id, 'checkpoint')).map((r) => r.id)).toEqual(['waiting'])
     }))
 
-  // Known defect (an id belongs to one thing across all sessions): today these appends are
-  // accepted, and the other session's pending input can then never be promoted. Drop `.fails`
-  // once the engine refuses them.
   test('a row never takes the id of a pending input of any session, nor of another session’s row, nor of a row of the same append: conflict, nothing written', () =>
     withEngine(async (engine) => {
       await engine.createSession({ id: 'a' })

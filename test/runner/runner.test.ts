@@ -1,5 +1,6 @@
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { afterEach, describe, expect, test, vi } from 'vitest'
+import { clampPrompt, clampResponse } from '../../src/core/preview'
 import { createEngineWithHost } from '../../src/engine/engine'
 import { acquireLock, createInProcessLocks, runnerLockName } from '../../src/engine/locks'
 import type { ModelProvider, Tools } from '../../src/engine/provider'
@@ -7,7 +8,6 @@ import { createRunner } from '../../src/engine/runner'
 import { createDemoTools } from '../../src/engine/tools'
 import type { SessionlineError } from '../../src/schema/errors'
 import type { StoredEvent } from '../../src/schema/events'
-import { clampPrompt, clampResponse } from '../../src/view/preview'
 import { comlinkEngine, freshDbName, inProcessEngine } from '../support/engines'
 import { sse, sseHead, startServer, textChunk } from './fixtures'
 import {
@@ -443,7 +443,7 @@ describe('runner with the scripted provider on the real engine', () => {
     const live: string[] = []
     const unsubscribe = await engine.watch(sessionId, (change) => {
       if (change.durable) return
-      for (const row of change.messages)
+      for (const row of change.rows)
         if (row.role === 'assistant')
           live.push(row.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''))
     })

@@ -49,16 +49,7 @@ export function createPublisher(entries: Entries, now: () => number) {
   }
 
   /** Moves the cache from `base` to `next` and tells the watchers what changed. */
-  function advance(
-    entry: Entry,
-    next: Snapshot,
-    change: {
-      events: readonly StoredEvent[]
-      rows: readonly SessionMessage[]
-      inputs: readonly InputReceipt[]
-      reset?: boolean
-    },
-  ): void {
+  function advance(entry: Entry, next: Snapshot, change: Change): void {
     const base = entry.snap
     entry.snap = next
     entry.live.settle(change.events)
@@ -77,7 +68,7 @@ export function createPublisher(entries: Entries, now: () => number) {
       sessionId: entry.id,
       durable: true,
       headSeq: next.row.headSeq,
-      messages: change.rows,
+      rows: change.rows,
       inputs: change.inputs,
       views,
       session: sessionInfo(next.row),
@@ -97,7 +88,7 @@ export function createPublisher(entries: Entries, now: () => number) {
         sessionId: entry.id,
         durable: false,
         headSeq: snap.row.headSeq,
-        messages: rows,
+        rows,
         inputs: [],
         views: {},
       }
@@ -111,7 +102,7 @@ export function createPublisher(entries: Entries, now: () => number) {
       sessionId: entry.id,
       durable: true,
       headSeq: 0,
-      messages: [],
+      rows: [],
       inputs: [],
       views: {},
       deleted: true,
