@@ -8,6 +8,8 @@
  * @example
  *   const { session, status } = await importTranscriptInto(db, { text, name: 'a.jsonl' }, Date.now)
  */
+
+import { listFrom } from '../core/chunked-list'
 import { initTranscript, transcript } from '../core/transcript'
 import { type OutlineState, turnOutline } from '../core/turn-outline'
 import { usage } from '../core/usage'
@@ -25,6 +27,7 @@ import {
 import type { SessionMessage } from '../schema/messages'
 import type { FileFingerprint, ImportOrigin, SessionInfo } from '../schema/session'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow, sessionInfo } from './db'
+import { encodeState } from './projection-state'
 import { inRead, inWrite } from './transactions'
 
 export interface ImportedWrite {
@@ -44,7 +47,7 @@ export function importedFoldStates(rows: readonly SessionMessage[]) {
   const outline = rowsOutline(rows)
   return {
     transcript: { ...initTranscript(), lastTurn: outline.at(-1)?.turn ?? 0 },
-    turnOutline: { entries: outline, open: undefined } as OutlineState,
+    turnOutline: { entries: listFrom(outline), open: undefined } satisfies OutlineState,
     usage: rowsUsage(rows),
   }
 }
@@ -53,13 +56,9 @@ export function importedFoldStates(rows: readonly SessionMessage[]) {
 function foldRows(stored: StoredTranscript): ProjectionRow[] {
   const states = importedFoldStates(stored.rows)
   const versions = { transcript: transcript.version, turnOutline: turnOutline.version, usage: usage.version }
-  return (Object.keys(states) as (keyof typeof states)[]).map((name) => ({
-    sessionId: stored.sessionId,
-    name,
-    version: versions[name],
-    throughSeq: stored.rows.length,
-    state: states[name],
-  }))
+  return (Object.keys(states) as (keyof typeof states)[]).flatMap((name) =>
+    encodeState(stored.sessionId, name, versions[name], stored.rows.length, states[name]),
+  )
 }
 
 /**

@@ -53,3 +53,21 @@ export function markdownTable(comparisons, { judge = true } = {}) {
 export function missedTargets(comparisons) {
   return comparisons.filter((c) => c.target !== undefined && c.ratio !== null && c.ratio > c.target)
 }
+
+/** @typedef {{ id: string, name: string, turns: number, events: number, value: number, unit: 'events/s', atLeast: number }} FoldFigure */
+
+/**
+ * The fold figures (src/folds.ts): events per CPU-second, judged against their floor.
+ * @param {FoldFigure[]} folds
+ * @returns {string}
+ */
+export function foldTable(folds) {
+  const lines = ['| # | fold | events folded | events/s | target |', '|---|---|---:|---:|---|']
+  for (const f of folds) {
+    const met = f.value >= f.atLeast ? 'met' : 'MISSED'
+    lines.push(
+      `| ${f.id} | ${f.name} | ${f.events.toLocaleString('en')} | ${(f.value / 1e6).toFixed(2)}M | ≥ ${(f.atLeast / 1e6).toFixed(1)}M ${met} |`,
+    )
+  }
+  return lines.join('\n')
+}
