@@ -5,7 +5,7 @@
  *
  * Receipts arrive from several places in no fixed order (the answer to `admit`, the change feed,
  * a `pending()` read), so each is applied by a rule that does not depend on order: a promoted or
- * cancelled input is settled for good, and a pending receipt replaces an older one only.
+ * cancelled input is settled for good, and a pending receipt replaces one of a lower revision only.
  */
 import type { Delivery } from '../schema/common'
 import type { SessionlineError } from '../schema/errors'
@@ -36,7 +36,6 @@ export interface InboxInputs {
 }
 
 const NONE: readonly TimelineInput[] = Object.freeze([])
-const stampOf = (receipt: InputReceipt) => receipt.updatedAt ?? receipt.admittedAt
 
 function sameInput(a: TimelineInput, b: TimelineInput): boolean {
   return (
@@ -72,7 +71,8 @@ export class Inbox {
     if (receipt.status !== 'pending') return this.settle(id)
     if (this.#settled.has(id)) return false
     const known = this.#receipts.get(id)
-    if (known !== undefined && stampOf(known) > stampOf(receipt)) return false
+    // Stamps cannot order two edits of one millisecond, nor engines whose clocks differ.
+    if (known !== undefined && known.revision > receipt.revision) return false
     if (
       known !== undefined &&
       known.text === receipt.text &&

@@ -13,12 +13,12 @@
  */
 import { nanoid } from 'nanoid'
 import { z } from 'zod'
-import { selectForPromotion } from '../core/pending'
+import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
+import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { SessionEvent } from '../schema/events'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
-import type { SessionMessage } from '../schema/messages'
 import type { ProviderConfig } from '../schema/provider'
 import {
   EventsRequest,
@@ -36,25 +36,28 @@ import {
   sessionInfo,
   toSessionlineError,
 } from '../store/db'
-import { type ImportedWrite, importFilesInto, importTranscriptInto } from '../store/imported'
+import type { ImportedWrite } from '../store/imported'
 import {
   deleteSessionData,
   eventsBetween,
+  getReceipt,
   getSessionRow,
+  idOwners,
   inRead,
   inRowsRead,
   inWrite,
+  rowOwner,
   rowsBelow,
   rowsFrom,
 } from '../store/transactions'
 import { createBatcher, type Scheduler } from './batch'
-import { createWriter, type Plan } from './commit'
-import { initFolds, stampAndFold, turnStateOf } from './fold'
+import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
+import { createWritePath } from './write-path'
 
 export interface EngineOptions extends DbOptions {
   /** IndexedDB database name (default `'sessionline'`); engines on one name share sessions. */
@@ -99,9 +102,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   })
   const {
     entries,
-    entryOf,
-    loaded,
-    fresh,
+    use,
+    load,
+    loadCurrent,
     setSnapshot,
     viewsOf,
     requestPreview,
@@ -109,7 +112,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     catchUp,
     putFolds,
   } = cache
-  const { commit, planEvents, bump } = createWriter({ db, cache, notes })
+  const { write } = createWritePath({ db, cache, notes, now })
 
   // --- the public surface ------------------------------------------------------------------
 
@@ -159,8 +162,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         ])
         return { row, folds: folded.folds, pending: [] } satisfies Snapshot
       })
-      const entry = entryOf(id)
-      if (!entry.snap) setSnapshot(entry, snap)
+      await use(id, async (entry) => {
+        if (!entry.snap) setSnapshot(entry, snap)
+      })
       return sessionInfo(snap.row)
     }),
 
@@ -188,183 +192,65 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     admit: guard('admit', async (sessionId, request) => {
       const id = sessionIdOf(sessionId)
       const parsed = parseOrThrow(AdmitRequest, request, 'admit request')
-      const inputId = parsed.id ?? nanoid()
-      let created = false
-      const receipt = await commit<InputReceipt, [InputReceipt | undefined, SessionMessage | undefined]>(id, {
+      const input = { id: parsed.id ?? nanoid(), text: parsed.text, delivery: parsed.delivery }
+      const { answer, wrote } = await write<'admit', [InputReceipt | undefined, IdOwner | undefined]>(id, {
         scope: 'inbox',
-        prefetch: () => Promise.all([db.inputs.get(inputId), db.messages.get(inputId)]),
+        readFacts: () => Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)]),
+        command: ([stored, owner]) => ({ type: 'admit', input, stored, rowOwner: owner }),
         // A new id: no row has it (read), and no input (the receipt is added, not put: an
         // existing one aborts the guess, and the careful path answers the retry or conflict).
         expect: () => ({
-          prefetched: [undefined, undefined],
-          prefetch: () => Promise.all([undefined, db.messages.get(inputId)]),
-          holds: ([, row]) => !row,
+          facts: [undefined, undefined],
+          readFacts: () => Promise.all([undefined, rowOwner(db, input.id)]),
+          holds: ([, owner]) => !owner,
         }),
-        plan: async (base, [existing, row]): Promise<Plan<InputReceipt>> => {
-          created = false
-          if (existing) {
-            const same =
-              existing.sessionId === id &&
-              existing.text === parsed.text &&
-              existing.delivery === parsed.delivery
-            if (same) return { value: existing }
-            throw new SessionlineError(
-              'conflict',
-              `input ${JSON.stringify(inputId)} was admitted with another payload`,
-              {
-                inputId,
-              },
-            )
-          }
-          if (row) {
-            throw new SessionlineError(
-              'conflict',
-              `id ${JSON.stringify(inputId)} is already a transcript row`,
-              { inputId },
-            )
-          }
-          const at = now()
-          const receipt: InputReceipt = {
-            id: inputId,
-            sessionId: id,
-            seq: base.row.nextInputSeq,
-            delivery: parsed.delivery,
-            text: parsed.text,
-            status: 'pending',
-            admittedAt: at,
-          }
-          created = true
-          return {
-            value: receipt,
-            inputs: [receipt],
-            newInputs: true,
-            next: {
-              row: bump(base.row, at, { nextInputSeq: base.row.nextInputSeq + 1 }),
-              folds: base.folds,
-              pending: [...base.pending, receipt],
-            },
-          }
-        },
       })
-      if (created) notifyInput(id)
-      return receipt
+      // New input wakes the runner; a replay of a stored receipt is not new.
+      if (wrote) notifyInput(id)
+      return answer
     }),
 
     cancel: guard('cancel', async (sessionId, inputId) => {
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
-      return commit<InputReceipt, InputReceipt | undefined>(id, {
+      const { answer } = await write<'cancel', InputReceipt | undefined>(id, {
         scope: 'inbox',
-        prefetch: () => db.inputs.get(input),
+        readFacts: () => getReceipt(db, input),
+        command: (stored) => ({ type: 'cancel', inputId: input, stored }),
         expect: (cached) => expectPending(cached, input),
-        plan: async (base, stored): Promise<Plan<InputReceipt>> => {
-          const receipt = pendingReceipt(id, input, stored)
-          const at = now()
-          const cancelled: InputReceipt = { ...receipt, status: 'cancelled', updatedAt: at }
-          return {
-            value: cancelled,
-            inputs: [cancelled],
-            next: {
-              row: bump(base.row, at),
-              folds: base.folds,
-              pending: base.pending.filter((r) => r.id !== input),
-            },
-          }
-        },
       })
+      return answer
     }),
 
     edit: guard('edit', async (sessionId, inputId, request) => {
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
       const { text } = parseOrThrow(EditRequest, request, 'edit request')
-      let changed = false
-      const edited = await commit<InputReceipt, InputReceipt | undefined>(id, {
+      // Not news for the runner: an edit (like a cancel) never restarts a stopped session.
+      const { answer } = await write<'edit', InputReceipt | undefined>(id, {
         scope: 'inbox',
-        prefetch: () => db.inputs.get(input),
+        readFacts: () => getReceipt(db, input),
+        command: (stored) => ({ type: 'edit', inputId: input, text, stored }),
         expect: (cached) => expectPending(cached, input),
-        plan: async (base, stored): Promise<Plan<InputReceipt>> => {
-          changed = false
-          const receipt = pendingReceipt(id, input, stored)
-          if (receipt.text === text) return { value: receipt }
-          changed = true
-          const at = now()
-          const next: InputReceipt = { ...receipt, text, updatedAt: at }
-          return {
-            value: next,
-            inputs: [next],
-            next: {
-              row: bump(base.row, at),
-              folds: base.folds,
-              pending: base.pending.map((r) => (r.id === input ? next : r)),
-            },
-          }
-        },
       })
-      if (changed) notifyInput(id)
-      return edited
+      return answer
     }),
 
-    pending: guard('pending', async (sessionId) => {
-      const entry = await fresh(sessionIdOf(sessionId))
-      return [...(entry.snap?.pending ?? [])]
-    }),
+    pending: guard('pending', (sessionId) =>
+      use(sessionIdOf(sessionId), async (entry) => {
+        await loadCurrent(entry)
+        return [...(entry.snap?.pending ?? [])]
+      }),
+    ),
 
     promote: guard('promote', async (sessionId, mode) => {
       const id = sessionIdOf(sessionId)
       const how = parseOrThrow(PromoteMode, mode, 'promote mode')
-      return commit(id, {
+      const { answer } = await write<'promote'>(id, {
+        command: () => ({ type: 'promote', mode: how }),
         expect: alwaysCurrent,
-        plan: async (base): Promise<Plan<SessionMessage[]>> => {
-          const turn = base.folds.transcript
-          if (how === 'checkpoint' && turn.openTurn === null) {
-            throw new SessionlineError('invalid_state', 'promote checkpoint needs an open turn', {
-              sessionId: id,
-            })
-          }
-          if (how === 'settled' && turn.openTurn !== null) {
-            throw new SessionlineError(
-              'invalid_state',
-              `promote settled needs no open turn (turn ${turn.openTurn} is open)`,
-              {
-                sessionId: id,
-                openTurn: turn.openTurn,
-              },
-            )
-          }
-          const chosen = selectForPromotion(base.pending, how)
-          if (chosen.length === 0) return { value: [] }
-          const events: SessionEvent[] =
-            how === 'settled' ? [{ type: 'turn/start', data: { turn: turn.lastTurn + 1 } }] : []
-          for (const r of chosen) {
-            events.push({
-              type: 'user/message',
-              data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
-            })
-          }
-          const at = now()
-          const { folded, headSeq, created } = planEvents(id, base, events, at)
-          const seqOf = new Map(
-            folded.stored.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
-          )
-          const promoted = chosen.map(
-            (r): InputReceipt => ({ ...r, status: 'promoted', promotedSeq: seqOf.get(r.id), updatedAt: at }),
-          )
-          const taken = new Set(chosen.map((r) => r.id))
-          return {
-            value: folded.rows.filter((row) => taken.has(row.id)),
-            events: folded.stored,
-            rows: folded.rows,
-            created,
-            inputs: promoted,
-            next: {
-              row: bump(base.row, at, { headSeq }),
-              folds: folded.folds,
-              pending: base.pending.filter((r) => !taken.has(r.id)),
-            },
-          }
-        },
       })
+      return answer
     }),
 
     append: guard('append', async (sessionId, events) => {
@@ -382,23 +268,20 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         )
       }
       if (parsed.length === 0) {
-        const entry = await fresh(id)
-        return { headSeq: entry.snap?.row.headSeq ?? 0 }
+        return use(id, async (entry) => {
+          await loadCurrent(entry)
+          return { headSeq: entry.snap?.row.headSeq ?? 0 }
+        })
       }
-      return commit(id, {
-        expect: alwaysCurrent,
-        plan: async (base): Promise<Plan<{ headSeq: number }>> => {
-          const at = now()
-          const { folded, headSeq, created } = planEvents(id, base, parsed, at)
-          return {
-            value: { headSeq },
-            events: folded.stored,
-            rows: folded.rows,
-            created,
-            next: { row: bump(base.row, at, { headSeq }), folds: folded.folds, pending: base.pending },
-          }
-        },
+      // Ids this append gives rows to must be free in every session (core/ids); who owns them is
+      // read inside the write transaction, together with the session row.
+      const ids = rowIdsCreated(parsed)
+      const { answer } = await write<'append', (IdOwner | undefined)[]>(id, {
+        readFacts: () => idOwners(db, ids),
+        command: (owners) => ({ type: 'append', events: parsed, owners }),
+        expect: () => ({ facts: ids.map(() => undefined), holds: (owners) => owners.every((o) => !o) }),
       })
+      return answer
     }),
 
     events: guard('events', async (sessionId, request = {}) => {
@@ -451,20 +334,25 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     projection: guard('projection', async <N extends ProjectionName>(sessionId: string, name: N) => {
       const which = parseOrThrow(ProjectionNameSchema, name, 'projection name')
-      const entry = await fresh(sessionIdOf(sessionId))
-      const view = which === 'pending' ? entry.snap?.pending : viewsOf(entry)[which].getView()
-      return view as ProjectionViews[N]
+      return use(sessionIdOf(sessionId), async (entry) => {
+        await loadCurrent(entry)
+        const view = which === 'pending' ? entry.snap?.pending : viewsOf(entry)[which].getView()
+        return view as ProjectionViews[N]
+      })
     }) as Engine['projection'],
 
     watch: guard('watch', async (sessionId, listener) => {
       const id = sessionIdOf(sessionId)
       if (typeof listener !== 'function')
         throw new SessionlineError('invalid_input', 'watch needs a listener function')
-      const entry = await loaded(id)
-      const unsubscribe = entry.feed.add(listener)
-      // While nobody watched, other engines' notes were ignored: publish whatever the cache missed.
-      void catchUp(entry)
-      return unsubscribe
+      // Held from lookup to listener: no call on another session can evict the entry in between.
+      return use(id, async (entry) => {
+        await load(entry)
+        const unsubscribe = entry.feed.add(listener)
+        // While nobody watched, other engines' notes were ignored: publish whatever the cache missed.
+        void catchUp(entry)
+        return unsubscribe
+      })
     }),
 
     configure: guard('configure', (request) => runner.configure(request)),
@@ -486,53 +374,23 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       } finally {
         closed = true
         notes.close()
-        for (const entry of entries.values()) entry.feed.clear()
-        entries.clear()
+        cache.clear()
         db.close()
       }
     },
   }
 
-  /** Log writes read nothing but the session row: a current `rev` is all they need. */
-  const alwaysCurrent = () => ({ prefetched: undefined, holds: () => true })
+  /** Promotions read nothing but the session row: a current `rev` is all they need. */
+  const alwaysCurrent = () => ({ facts: undefined, holds: () => true })
 
-  /** A cancel or edit can be planned from the cache when the input is pending there. */
+  /** A cancel or edit can be decided from the cache when the input is pending there. */
   function expectPending(cached: Snapshot, inputId: string) {
     const receipt = cached.pending.find((r) => r.id === inputId)
     if (!receipt) return undefined
     return {
-      prefetched: receipt as InputReceipt | undefined,
+      facts: receipt as InputReceipt | undefined,
       holds: (stored: InputReceipt | undefined) => stored !== undefined && sameReceipt(stored, receipt),
     }
-  }
-
-  /** The receipt `inputId` of `sessionId` (as read inside the transaction), which must still be pending. */
-  function pendingReceipt(
-    sessionId: string,
-    inputId: string,
-    receipt: InputReceipt | undefined,
-  ): InputReceipt {
-    if (!receipt || receipt.sessionId !== sessionId) {
-      throw new SessionlineError(
-        'not_found',
-        `no input ${JSON.stringify(inputId)} in session ${JSON.stringify(sessionId)}`,
-        {
-          sessionId,
-          inputId,
-        },
-      )
-    }
-    if (receipt.status !== 'pending') {
-      throw new SessionlineError(
-        'invalid_state',
-        `input ${JSON.stringify(inputId)} is ${receipt.status}, not pending`,
-        {
-          inputId,
-          status: receipt.status,
-        },
-      )
-    }
-    return receipt
   }
 
   /** An import rewrote a session outside the log: cached views reload it, peers are told. */
@@ -555,10 +413,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
   const host: RunnerHost = {
     engine,
-    async turnState(sessionId) {
-      const entry = await fresh(sessionId)
-      return turnStateOf((entry.snap as Snapshot).folds.transcript)
-    },
+    turnState: (sessionId) =>
+      use(sessionId, async (entry) => {
+        await loadCurrent(entry)
+        return turnStateOf((entry.snap as Snapshot).folds.transcript)
+      }),
     publishLive(sessionId, events) {
       const entry = entries.get(sessionId)
       if (!entry?.snap || closed) return

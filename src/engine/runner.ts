@@ -188,18 +188,21 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       // A turn keeps the provider and tools it started with; `configure` applies to the next one.
       if (!provider) return
       const setup: TurnSetup = { provider, tools, specs: toolSpecs(tools) }
-      const state = await host.turnState(sessionId)
-      if (state.openTurn !== null) {
-        // We hold the lock and run no turn here, so whoever opened this one is gone.
-        await closeOrphanTurn(sessionId, state, 'interrupted')
-        continue
-      }
-      // Armed before the turn opens, so an interrupt during `promote` still ends it.
+      // Armed before anything is awaited: an interrupt while the state is read or the turn is
+      // promoted open aborts this control, and each phase below looks at it after its await.
       const control = new AbortController()
       let markEnded!: () => void
       driver.turn = { control, ended: new Promise((resolve) => (markEnded = resolve)) }
       try {
-        // The promoted rows belong to the turn this promote opened.
+        const state = await host.turnState(sessionId)
+        if (control.signal.aborted) return
+        if (state.openTurn !== null) {
+          // We hold the lock and run no turn here, so whoever opened this one is gone.
+          await closeOrphanTurn(sessionId, state, 'interrupted')
+          continue
+        }
+        // The promoted rows belong to the turn this promote opened (an interrupt during it
+        // ends that turn at once: runTurn looks at the signal before its first step).
         const [first] = await engine.promote(sessionId, 'settled')
         if (!first) return
         await runTurn(driver, first.turn, setup, control)
@@ -302,6 +305,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       // The transcript through this step's start, but for the step's own (still empty) row.
       driver.context ??= watchVisibleContext(engine, sessionId)
       const context = await driver.context.read(headSeq, messageId)
+      // Stopped while the step was written or its context read: no request goes out.
+      if (signal.aborted) throw abortError('step')
       const calls: Extract<ProviderChunk, { type: 'tool-call' }>[] = []
       const reported: { finish: Finish; usage?: Usage } = { finish: 'stop' }
       const chunks = setup.provider({ sessionId, turn, step, context, tools: setup.specs, signal })

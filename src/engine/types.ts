@@ -92,7 +92,7 @@ export interface RunnerHost {
   /** Fold not-yet-durable events (assistant/delta) over the open rows in memory and push a
    *  `durable: false` change to watchers; the next durable append supersedes it. */
   publishLive(sessionId: string, events: readonly SessionEvent[]): void
-  /** Called after every admitted (or edited) input, so an idle runner can start a turn. */
+  /** Called after every newly admitted input, so an idle or stopped runner can start a turn (edits and cancels are not input). */
   onInput(listener: (sessionId: string) => void): Unsubscribe
   /** Clock of the engine (tests inject one). */
   now(): number

@@ -32,5 +32,11 @@ export const InputReceipt = z.strictObject({
   updatedAt: Timestamp.optional(),
   /** The seq of the `user/message` event that promoted it. */
   promotedSeq: Seq.optional(),
+  /**
+   * Which version of the receipt this is: 0 when admitted, bumped by every change (edit,
+   * cancel, promotion). Of two copies of one receipt, the higher revision is the newer one,
+   * however their stamps compare.
+   */
+  revision: z.number().int().nonnegative(),
 })
 export type InputReceipt = z.infer<typeof InputReceipt>

@@ -3,7 +3,9 @@
  * whatever Dexie transaction is active (`inWrite`/`inRead` open one); none awaits anything
  * but IndexedDB, so a transaction never commits early.
  */
+import { type IdOwner, idTaken } from '../core/ids'
 import { isReadable } from '../core/visibility'
+import { SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
@@ -36,17 +38,92 @@ export function inRowsRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promi
 export const getSessionRow = (db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> =>
   db.sessions.get(sessionId)
 
+/**
+ * Who owns each of `ids` (an input receipt or a transcript row, in any session), or undefined
+ * where nobody does; no request at all for no ids.
+ */
+export async function idOwners(db: SessionlineDb, ids: readonly string[]): Promise<(IdOwner | undefined)[]> {
+  if (ids.length === 0) return []
+  const [inputs, rows] = await Promise.all([db.inputs.bulkGet([...ids]), db.messages.bulkGet([...ids])])
+  return ids.map((_, i): IdOwner | undefined => {
+    const input = inputs[i]
+    if (input) return { kind: 'input', sessionId: input.sessionId }
+    const row = rows[i]
+    return row ? { kind: 'row', sessionId: row.sessionId } : undefined
+  })
+}
+
+/** The session whose transcript row has id `id`, as an id owner, if any. */
+export async function rowOwner(db: SessionlineDb, id: string): Promise<IdOwner | undefined> {
+  const row = await db.messages.get(id)
+  return row && { kind: 'row', sessionId: row.sessionId }
+}
+
+/** Names of a failure and, for a bulk write, of each failed item. */
+const failureNames = (error: unknown): unknown[] =>
+  ((error as { failures?: unknown[] }).failures ?? [error]).map((f) => (f as { name?: unknown })?.name)
+export const isConstraintError = (error: unknown) => failureNames(error).includes('ConstraintError')
+
+/**
+ * Adds new transcript rows: never over a row that exists (in any session). A taken id fails the
+ * write with a `conflict` naming the id and its owner; the caller's transaction then aborts.
+ */
+export function addRows(db: SessionlineDb, rows: readonly SessionMessage[]): Promise<unknown> {
+  return db.messages.bulkAdd([...rows]).catch(async (error: unknown) => {
+    if (!isConstraintError(error)) throw error
+    const failed = (error as { failuresByPos?: Record<number, unknown> }).failuresByPos ?? {}
+    const position = Object.keys(failed).map(Number)[0]
+    const id = position === undefined ? undefined : rows[position]?.id
+    const owner = id === undefined ? undefined : await db.messages.get(id)
+    if (id !== undefined && owner) throw idTaken(id, { kind: 'row', sessionId: owner.sessionId })
+    throw new SessionlineError(
+      'conflict',
+      'a row with one of these ids already exists',
+      { names: failureNames(error), owner: 'row' },
+      { cause: error },
+    )
+  })
+}
+
+/** A receipt as stored: ones written before receipts had a revision read as revision 0. */
+const receiptOf = (stored: InputReceipt): InputReceipt =>
+  stored.revision === undefined ? { ...stored, revision: 0 } : stored
+
+/** The receipt `inputId`, in any session. */
+export async function getReceipt(db: SessionlineDb, inputId: string): Promise<InputReceipt | undefined> {
+  const stored = await db.inputs.get(inputId)
+  return stored && receiptOf(stored)
+}
+
+/** The receipts `inputIds` (undefined where none is stored), in any session. */
+export async function getReceipts(
+  db: SessionlineDb,
+  inputIds: readonly string[],
+): Promise<(InputReceipt | undefined)[]> {
+  const stored = await db.inputs.bulkGet([...inputIds])
+  return stored.map((r) => r && receiptOf(r))
+}
+
 /** Pending receipts of a session in admission order (the `[sessionId+status+seq]` index). */
-export function pendingReceipts(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {
-  return db.inputs
+export async function pendingReceipts(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {
+  const stored = await db.inputs
     .where('[sessionId+status+seq]')
     .between([sessionId, 'pending', MIN_KEY], [sessionId, 'pending', MAX_KEY])
     .toArray()
+  return stored.map(receiptOf)
 }
 
 /** Receipts with admission seq ≥ `fromSeq`, ascending. */
-export function receiptsFrom(db: SessionlineDb, sessionId: string, fromSeq: number): Promise<InputReceipt[]> {
-  return db.inputs.where('[sessionId+seq]').between([sessionId, fromSeq], [sessionId, MAX_KEY]).toArray()
+export async function receiptsFrom(
+  db: SessionlineDb,
+  sessionId: string,
+  fromSeq: number,
+): Promise<InputReceipt[]> {
+  const stored = await db.inputs
+    .where('[sessionId+seq]')
+    .between([sessionId, fromSeq], [sessionId, MAX_KEY])
+    .toArray()
+  return stored.map(receiptOf)
 }
 
 /** Events with `afterSeq < seq ≤ throughSeq`, ascending, at most `limit`. */

@@ -12,6 +12,7 @@ const receipt = (id: string, seq: number, patch: Partial<InputReceipt> = {}): In
   text: `text of ${id}`,
   status: 'pending',
   admittedAt: 100,
+  revision: 0,
   ...patch,
 })
 
@@ -29,9 +30,11 @@ test('receipts delivered in any order settle on each input’s newest state (fix
           const id = `in-${i}`
           const base = receipt(id, i + 1, { delivery: h.delivery })
           const list = [base]
-          for (let e = 1; e <= h.edits; e++) list.push({ ...base, text: `edit ${e}`, updatedAt: 100 + e })
+          for (let e = 1; e <= h.edits; e++)
+            list.push({ ...base, text: `edit ${e}`, updatedAt: 100 + e, revision: e })
           const last = list.at(-1)!
-          if (h.end !== 'pending') list.push({ ...last, status: h.end, updatedAt: 200 })
+          if (h.end !== 'pending')
+            list.push({ ...last, status: h.end, updatedAt: 200, revision: last.revision + 1 })
           return list
         })
         return fc.tuple(fc.constant(inputs), fc.shuffledSubarray(versions, { minLength: versions.length }))
@@ -105,4 +108,25 @@ test('the same inputs come back as the same arrays and objects', () => {
   const after = inbox.inputs()
   expect(after.steers).toBe(before.steers)
   expect(after.queued).not.toBe(before.queued)
+})
+
+test('the highest revision of a receipt wins, whatever its stamp and arrival order', () => {
+  // Two edits in one millisecond, and a peer whose clock runs behind: stamps cannot order these.
+  const v1 = receipt('a', 1, { text: 'first edit', updatedAt: 500, revision: 1 })
+  const v2 = receipt('a', 1, { text: 'second edit', updatedAt: 500, revision: 2 })
+  const v3 = receipt('a', 1, { text: 'third edit', updatedAt: 400, revision: 3 })
+  for (const order of [
+    [v1, v2, v3],
+    [v3, v2, v1],
+    [v2, v3, v1],
+    [v3, v1, v2],
+  ]) {
+    const inbox = new Inbox()
+    for (const r of order) inbox.applyReceipt(r)
+    expect(inbox.inputs().steers.map((i) => i.text)).toEqual(['third edit'])
+  }
+  const stale = new Inbox()
+  stale.applyReceipt(v2)
+  expect(stale.applyReceipt(v1)).toBe(false)
+  expect(stale.inputs().steers.map((i) => i.text)).toEqual(['second edit'])
 })

@@ -22,6 +22,7 @@ const receipt = (
   text: `text ${seq}`,
   status,
   admittedAt: 1000 + seq,
+  revision: 0,
 })
 
 describe('pending inputs', () => {

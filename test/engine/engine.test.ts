@@ -105,6 +105,37 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect((await engine.page(id)).messages.map((m) => m.parts)).toEqual([[{ type: 'text', text: 'a2' }]])
     }))
 
+  test('every receipt carries a revision that each edit, cancel and promotion bumps, also within one millisecond', () =>
+    withEngine(async (engine) => {
+      const { id } = await engine.createSession()
+      const a = await engine.admit(id, { id: 'a', text: 'one' })
+      const b = await engine.admit(id, { id: 'b', text: 'other' })
+      expect([a.revision, b.revision]).toEqual([0, 0])
+      // The clock stands still (1 000 ms): only the revision tells these versions apart.
+      const edits = [
+        await engine.edit(id, 'a', { text: 'two' }),
+        await engine.edit(id, 'a', { text: 'two' }), // same text: no change, no new revision
+        await engine.edit(id, 'a', { text: 'three' }),
+      ]
+      expect(edits.map((r) => [r.text, r.revision, r.updatedAt])).toEqual([
+        ['two', 1, 1_000],
+        ['two', 1, 1_000],
+        ['three', 2, 1_000],
+      ])
+      expect((await engine.cancel(id, 'b')).revision).toBe(1)
+      await engine.promote(id, 'settled')
+      expect(await engine.pending(id)).toEqual([])
+      const feed = changeFeed()
+      await engine.watch(id, feed.listener)
+      const c = await engine.admit(id, { id: 'c', text: 'queued', delivery: 'queue' })
+      await engine.edit(id, 'c', { text: 'queued, edited' })
+      await feed.until((changes) => changes.flatMap((x) => x.inputs).some((r) => r.revision === 1))
+      expect(feed.changes.flatMap((x) => x.inputs).map((r) => [r.id, r.revision])).toEqual([
+        [c.id, 0],
+        [c.id, 1],
+      ])
+    }))
+
   test('promote settled opens a turn and takes the pending steers', () =>
     withEngine(async (engine) => {
       const { id } = await engine.createSession()
@@ -232,7 +263,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
         await codeOf(
           engine.append(id, [{ type: 'assistant/start', data: { messageId: 'm1', turn: 1, step: 1 } }]),
         ),
-      ).toBe('invalid_state')
+      ).toBe('conflict')
     }))
 
   test('page serves the newest rows below beforeSeq, ascending, within limits', () =>
@@ -335,13 +366,13 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
         { type: 'step/start', data: { turn: 1, step: 1 } },
         { type: 'assistant/start', data: { messageId, turn: 1, step: 1 } },
       ]
-      expect(await codeOf(engine.append(id, start('first')))).toBe('invalid_state')
-      expect(await codeOf(engine.append(id, start('waiting')))).toBe('invalid_state')
+      expect(await codeOf(engine.append(id, start('first')))).toBe('conflict')
+      expect(await codeOf(engine.append(id, start('waiting')))).toBe('conflict')
       const synthetic: SessionEvent = {
         type: 'user/message',
         data: { inputId: 'first', text: 'dup', delivery: 'steer', source: 'synthetic' },
       }
-      expect(await codeOf(engine.append(id, [synthetic]))).toBe('invalid_state')
+      expect(await codeOf(engine.append(id, [synthetic]))).toBe('conflict')
       expect((await engine.getSession(id))?.headSeq).toBe(head)
       expect(await codeOf(engine.admit(id, { id: 'first', text: 'other' }))).toBe('conflict')
       await engine.append(id, start('m1'))

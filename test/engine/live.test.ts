@@ -108,7 +108,7 @@ describe.each(hostedEngineKinds)('live previews %s', (_, makeEngine) => {
       ])
     }))
 
-  test('the host reports turn state and tells the runner about new and edited input', async () => {
+  test('the host reports turn state and tells the runner about new input only (a replay or an edit is not new)', async () => {
     const { engine, host, close } = await makeEngine()
     try {
       const { id } = await engine.createSession({ id: 's' })
@@ -117,7 +117,8 @@ describe.each(hostedEngineKinds)('live previews %s', (_, makeEngine) => {
       expect(await host.turnState(id)).toEqual({ lastTurn: 0, openTurn: null, openStep: null, lastStep: 0 })
       await engine.admit(id, { id: 'a', text: 'one' })
       await engine.admit(id, { id: 'a', text: 'one' }) // a replay is not new input
-      await engine.edit(id, 'a', { text: 'two' })
+      await engine.edit(id, 'a', { text: 'two' }) // an edit never restarts a stopped session
+      await engine.admit(id, { id: 'b', text: 'three' })
       stop()
       await engine.admit(id, { text: 'unheard' })
       expect(heard).toEqual([id, id])

@@ -64,7 +64,7 @@ export async function createRawSession(db: RawDb, id: string, at: number): Promi
 }
 
 export function receipt(sessionId: string, id: string, seq: number, text: string, at: number): InputReceipt {
-  return { id, sessionId, seq, delivery: 'steer', text, status: 'pending', admittedAt: at }
+  return { id, sessionId, seq, delivery: 'steer', text, status: 'pending', admittedAt: at, revision: 0 }
 }
 
 /** (1) the floor: one put in its own transaction. */

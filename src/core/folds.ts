@@ -4,14 +4,13 @@
  * the events it folded.
  */
 
-import type { Projection } from '../core/projection'
-import { applyTranscript, checkEvent, type TranscriptState, transcript } from '../core/transcript'
-import { type OutlineState, turnOutline } from '../core/turn-outline'
-import { type UsageState, usage } from '../core/usage'
 import { SessionlineError } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { SessionMessage } from '../schema/messages'
-import type { TurnState } from './types'
+import type { Projection } from './projection'
+import { applyTranscript, checkEvent, type TranscriptState, type TurnState, transcript } from './transcript'
+import { type OutlineState, turnOutline } from './turn-outline'
+import { type UsageState, usage } from './usage'
 
 export interface Folds {
   transcript: TranscriptState

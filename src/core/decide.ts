@@ -1,0 +1,319 @@
+/**
+ * The command rules of a session, as pure deciders (docs/decisions/0008): `decide(state,
+ * command, at)` returns what a command writes (events, receipts, rows) and the state after it,
+ * or the `SessionlineError` that refuses it. The folds (`./folds`) are its `evolve`: the state a
+ * decision moves to is the folds over its events. Nothing here reads a clock or a database: the
+ * engine reads the state and the facts a command is judged on inside one write transaction,
+ * decides, commits what the decision says in that transaction, and publishes.
+ *
+ * Rules (DESIGN.md §5, §10):
+ * - admit is idempotent by id: the same id with the same payload answers the stored receipt and
+ *   writes nothing; with another payload, another session, or an id a row owns, it is a conflict.
+ * - cancel and edit touch pending receipts of this session only; an edit to the same text writes
+ *   nothing. Every change to a receipt bumps its `revision`.
+ * - promote `checkpoint` needs an open turn and takes every pending steer; `settled` needs none,
+ *   opens one and takes the pending steers, or else the single oldest queued input.
+ * - append follows the log grammar (`checkEvent`), and gives rows only ids nobody owns.
+ * - imported sessions are read-only.
+ *
+ * @example
+ *   const decision = decide(state, { type: 'admit', input, stored: undefined }, Date.now())
+ *   if (decision instanceof SessionlineError) throw decision
+ *   await commit(decision) // events, receipts, rows; then publish decision.next
+ */
+import type { Delivery } from '../schema/common'
+import { isSessionlineError, SessionlineError } from '../schema/errors'
+import type { SessionEvent, StoredEvent } from '../schema/events'
+import type { InputReceipt } from '../schema/inputs'
+import type { SessionMessage } from '../schema/messages'
+import type { PromoteMode } from '../schema/requests'
+import type { SessionSource } from '../schema/session'
+import { type Folds, stampAndFold } from './folds'
+import { duplicateIdError, type IdOwner, idTaken, rowIdsClash, rowIdsCreated } from './ids'
+import { selectForPromotion } from './pending'
+
+/** What the rules know of a session: its counters, its folds and its pending receipts. */
+export interface SessionState {
+  readonly sessionId: string
+  readonly source: SessionSource
+  /** Seq of the newest event. */
+  readonly headSeq: number
+  /** The admission seq the next admitted input takes. */
+  readonly nextInputSeq: number
+  readonly folds: Folds
+  /** Pending receipts in admission order. */
+  readonly pending: readonly InputReceipt[]
+}
+
+/**
+ * A command, with the facts it is judged on beyond the session's state (read inside the write
+ * transaction: who owns the ids it would take, the stored receipt it changes).
+ */
+export type Command =
+  | {
+      type: 'admit'
+      input: { id: string; text: string; delivery: Delivery }
+      /** The receipt stored under `input.id`, in any session. */
+      stored: InputReceipt | undefined
+      /** The row that owns `input.id`, in any session. */
+      rowOwner: IdOwner | undefined
+    }
+  | { type: 'cancel'; inputId: string; stored: InputReceipt | undefined }
+  | { type: 'edit'; inputId: string; text: string; stored: InputReceipt | undefined }
+  | { type: 'promote'; mode: PromoteMode }
+  | {
+      type: 'append'
+      events: readonly SessionEvent[]
+      /** Owners of `rowIdsCreated(events)`, position by position (undefined: free). */
+      owners: readonly (IdOwner | undefined)[]
+    }
+
+/** What each command answers its caller. */
+export interface Answers {
+  admit: InputReceipt
+  cancel: InputReceipt
+  edit: InputReceipt
+  promote: SessionMessage[]
+  append: { headSeq: number }
+}
+
+export type CommandOf<K extends Command['type']> = Extract<Command, { type: K }>
+
+/** What a command writes; no `next`: it changes nothing (a replay, a no-op edit, nothing to promote). */
+export interface Decision<T> {
+  answer: T
+  /** Events to append, stamped with their seqs and `at`. */
+  events: StoredEvent[]
+  /** Receipts to store: new ones (`newReceipts`) or new versions of stored ones. */
+  receipts: InputReceipt[]
+  /** The receipts are new: stored with add, so one that exists after all fails the write. */
+  newReceipts: boolean
+  /** Rows the events created or changed, one per id, ascending by seq. */
+  rows: SessionMessage[]
+  /** Ids of the rows the events create: stored with add, never over another row. */
+  createdRowIds: string[]
+  /** The state after the command, when it changes anything. */
+  next?: SessionState
+}
+
+export type Decided<K extends Command['type']> = Decision<Answers[K]> | SessionlineError
+
+const unchanged = <T>(answer: T): Decision<T> => ({
+  answer,
+  events: [],
+  receipts: [],
+  newReceipts: false,
+  rows: [],
+  createdRowIds: [],
+})
+
+/** Decides one command on `state` at time `at`; returns the refusal instead of throwing it. */
+export function decide<K extends Command['type']>(
+  state: SessionState,
+  command: CommandOf<K>,
+  at: number,
+): Decided<K> {
+  try {
+    return decideOrThrow(state, command as Command, at) as Decided<K>
+  } catch (error) {
+    if (isSessionlineError(error)) return error
+    throw error
+  }
+}
+
+function decideOrThrow(state: SessionState, command: Command, at: number): Decision<unknown> {
+  if (state.source !== 'native') {
+    // Imported sessions are histories another tool wrote (docs/decisions/0005).
+    throw new SessionlineError(
+      'invalid_state',
+      `session ${JSON.stringify(state.sessionId)} was imported from ${state.source}: imported sessions are read-only`,
+      { sessionId: state.sessionId, source: state.source },
+    )
+  }
+  switch (command.type) {
+    case 'admit':
+      return admit(state, command, at)
+    case 'cancel':
+      return cancel(state, command, at)
+    case 'edit':
+      return edit(state, command, at)
+    case 'promote':
+      return promote(state, command.mode, at)
+    case 'append':
+      return append(state, command, at)
+  }
+}
+
+function admit(state: SessionState, command: CommandOf<'admit'>, at: number): Decision<InputReceipt> {
+  const { input, stored, rowOwner } = command
+  if (stored) {
+    const same =
+      stored.sessionId === state.sessionId && stored.text === input.text && stored.delivery === input.delivery
+    if (same) return unchanged(stored)
+    if (stored.sessionId !== state.sessionId)
+      throw idTaken(input.id, { kind: 'input', sessionId: stored.sessionId })
+    throw new SessionlineError(
+      'conflict',
+      `input ${JSON.stringify(input.id)} was admitted with another payload`,
+      {
+        inputId: input.id,
+      },
+    )
+  }
+  if (rowOwner) throw idTaken(input.id, rowOwner)
+  const receipt: InputReceipt = {
+    id: input.id,
+    sessionId: state.sessionId,
+    seq: state.nextInputSeq,
+    delivery: input.delivery,
+    text: input.text,
+    status: 'pending',
+    admittedAt: at,
+    revision: 0,
+  }
+  return {
+    ...unchanged(receipt),
+    receipts: [receipt],
+    newReceipts: true,
+    next: { ...state, nextInputSeq: state.nextInputSeq + 1, pending: [...state.pending, receipt] },
+  }
+}
+
+/** The stored receipt `inputId`, which must be one of this session's and still pending. */
+function pendingReceipt(
+  state: SessionState,
+  inputId: string,
+  stored: InputReceipt | undefined,
+): InputReceipt {
+  if (!stored || stored.sessionId !== state.sessionId) {
+    throw new SessionlineError(
+      'not_found',
+      `no input ${JSON.stringify(inputId)} in session ${JSON.stringify(state.sessionId)}`,
+      { sessionId: state.sessionId, inputId },
+    )
+  }
+  if (stored.status !== 'pending') {
+    throw new SessionlineError(
+      'invalid_state',
+      `input ${JSON.stringify(inputId)} is ${stored.status}, not pending`,
+      {
+        inputId,
+        status: stored.status,
+      },
+    )
+  }
+  return stored
+}
+
+function cancel(state: SessionState, command: CommandOf<'cancel'>, at: number): Decision<InputReceipt> {
+  const receipt = pendingReceipt(state, command.inputId, command.stored)
+  const cancelled: InputReceipt = {
+    ...receipt,
+    status: 'cancelled',
+    updatedAt: at,
+    revision: receipt.revision + 1,
+  }
+  return {
+    ...unchanged(cancelled),
+    receipts: [cancelled],
+    next: { ...state, pending: state.pending.filter((r) => r.id !== receipt.id) },
+  }
+}
+
+function edit(state: SessionState, command: CommandOf<'edit'>, at: number): Decision<InputReceipt> {
+  const receipt = pendingReceipt(state, command.inputId, command.stored)
+  if (receipt.text === command.text) return unchanged(receipt)
+  const edited: InputReceipt = {
+    ...receipt,
+    text: command.text,
+    updatedAt: at,
+    revision: receipt.revision + 1,
+  }
+  return {
+    ...unchanged(edited),
+    receipts: [edited],
+    next: { ...state, pending: state.pending.map((r) => (r.id === receipt.id ? edited : r)) },
+  }
+}
+
+function promote(state: SessionState, mode: PromoteMode, at: number): Decision<SessionMessage[]> {
+  const turn = state.folds.transcript
+  if (mode === 'checkpoint' && turn.openTurn === null) {
+    throw new SessionlineError('invalid_state', 'promote checkpoint needs an open turn', {
+      sessionId: state.sessionId,
+    })
+  }
+  if (mode === 'settled' && turn.openTurn !== null) {
+    throw new SessionlineError(
+      'invalid_state',
+      `promote settled needs no open turn (turn ${turn.openTurn} is open)`,
+      { sessionId: state.sessionId, openTurn: turn.openTurn },
+    )
+  }
+  const chosen = selectForPromotion(state.pending, mode)
+  if (chosen.length === 0) return unchanged([])
+  const events: SessionEvent[] =
+    mode === 'settled' ? [{ type: 'turn/start', data: { turn: turn.lastTurn + 1 } }] : []
+  for (const r of chosen) {
+    events.push({
+      type: 'user/message',
+      data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
+    })
+  }
+  // A promotion creates the rows of its own inputs: their ids are theirs already.
+  const decision = appendEvents(state, events, at)
+  const seqOf = new Map(
+    decision.events.flatMap((e) => (e.type === 'user/message' ? [[e.data.inputId, e.seq]] : [])),
+  )
+  const taken = new Set(chosen.map((r) => r.id))
+  const promoted = chosen.map(
+    (r): InputReceipt => ({
+      ...r,
+      status: 'promoted',
+      promotedSeq: seqOf.get(r.id),
+      updatedAt: at,
+      revision: r.revision + 1,
+    }),
+  )
+  const next = decision.next as SessionState
+  return {
+    ...decision,
+    answer: decision.rows.filter((row) => taken.has(row.id)),
+    receipts: promoted,
+    next: { ...next, pending: state.pending.filter((r) => !taken.has(r.id)) },
+  }
+}
+
+function append(
+  state: SessionState,
+  command: CommandOf<'append'>,
+  at: number,
+): Decision<{ headSeq: number }> {
+  // The log's grammar first (invalid_state), then who owns the ids (conflict).
+  const decision = appendEvents(state, command.events, at)
+  const clash = rowIdsClash(decision.createdRowIds, command.owners)
+  if (clash) throw clash
+  return decision
+}
+
+/** Stamps and folds `events` after the session's head: the events, rows and folds they make. */
+function appendEvents(
+  state: SessionState,
+  events: readonly SessionEvent[],
+  at: number,
+): Decision<{ headSeq: number }> {
+  const folded = stampAndFold(state.folds, events, state.sessionId, state.headSeq + 1, at)
+  const createdRowIds = rowIdsCreated(folded.stored)
+  const duplicate = duplicateIdError(createdRowIds)
+  if (duplicate) throw duplicate
+  const headSeq = state.headSeq + events.length
+  return {
+    answer: { headSeq },
+    events: folded.stored,
+    receipts: [],
+    newReceipts: false,
+    rows: folded.rows,
+    createdRowIds,
+    next: { ...state, headSeq, folds: folded.folds },
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Cross-tab catch-up (docs/decisions/0006): when another engine on the database committed, a
+ * watched session reads what changed (the new events, or its cached folds when the gap is large
+ * or the session was re-imported) and publishes the difference, serialized per session.
+ */
+import type { Folds } from '../../core/folds'
+import { foldEvents } from '../../core/folds'
+import type { InputReceipt } from '../../schema/inputs'
+import type { SessionMessage } from '../../schema/messages'
+import type { SessionlineDb } from '../../store/db'
+import {
+  eventsBetween,
+  getReceipts,
+  getSessionRow,
+  inRead,
+  pendingReceipts,
+  projectionStates,
+  receiptsFrom,
+} from '../../store/transactions'
+import type { CommitNote } from '../notes'
+import type { Entries, Entry } from './entries'
+import type { Loader } from './load'
+import type { Publisher } from './publish'
+
+/** Beyond this many new events, a watcher is told to reload (`reset`) instead of being sent rows. */
+const CATCH_UP_EVENTS = 2000
+
+/** One version of one receipt: every change bumps `revision`. */
+export const sameReceipt = (a: InputReceipt, b: InputReceipt) =>
+  a.id === b.id && a.revision === b.revision && a.status === b.status && a.text === b.text
+
+export interface CatchUpDeps {
+  db: SessionlineDb
+  entries: Entries
+  loader: Loader
+  publisher: Publisher
+  isClosed(): boolean
+}
+
+export function createCatchUp({ db, entries, loader, publisher, isClosed }: CatchUpDeps) {
+  const { foldsFrom, loadSnapshot } = loader
+  const { advance, removeEntry } = publisher
+
+  /** Brings the cache up to what the database holds, publishing the difference (serialized per session). */
+  function catchUp(entry: Entry): Promise<void> {
+    entry.catchUp = entry.catchUp.then(() => runCatchUp(entry)).catch(() => undefined)
+    return entry.catchUp
+  }
+
+  async function runCatchUp(entry: Entry): Promise<void> {
+    const id = entry.id
+    for (let attempt = 0; attempt < 8 && !isClosed(); attempt++) {
+      const base = entry.snap
+      if (!base) return
+      const read = await inRead(db, async () => {
+        const row = await getSessionRow(db, id)
+        if (!row || row.rev === base.row.rev) return { row }
+        const gap = row.headSeq - base.row.headSeq
+        // An imported session changes without events: reload its cached folds (a reset).
+        const small = row.source === 'native' && gap >= 0 && gap <= CATCH_UP_EVENTS
+        const [events, cached, pending, admitted] = await Promise.all([
+          small && gap > 0 ? eventsBetween(db, id, base.row.headSeq, row.headSeq) : [],
+          small ? undefined : projectionStates(db, id),
+          pendingReceipts(db, id),
+          receiptsFrom(db, id, base.row.nextInputSeq),
+        ])
+        const stillPending = new Set(pending.map((r) => r.id))
+        const left = base.pending.filter((r) => !stillPending.has(r.id)).map((r) => r.id)
+        const settled = left.length > 0 ? await getReceipts(db, left) : []
+        return { row, events, cached, pending, changed: [...admitted, ...settled] }
+      })
+      if (entry.snap !== base) continue // a local commit moved the cache meanwhile: start again from it
+      const { row } = read
+      if (!row) return removeEntry(entry)
+      if (!('events' in read) || read.events === undefined) return
+      let folds: Folds | undefined
+      let rows: SessionMessage[] = []
+      const reset = read.cached !== undefined
+      if (read.cached) folds = foldsFrom(read.cached) ?? (await loadSnapshot(id)).folds
+      else ({ folds, rows } = foldEvents(base.folds, read.events))
+      if (entry.snap !== base) continue
+      const changed = new Map<string, InputReceipt>()
+      for (const r of read.changed) if (r) changed.set(r.id, r)
+      const before = new Map(base.pending.map((r) => [r.id, r]))
+      for (const r of read.pending) {
+        const old = before.get(r.id)
+        if (!old || !sameReceipt(old, r)) changed.set(r.id, r)
+      }
+      const samePending =
+        read.pending.length === base.pending.length &&
+        read.pending.every((r, i) => sameReceipt(r, base.pending[i]!))
+      advance(
+        entry,
+        { row, folds, pending: samePending ? base.pending : read.pending },
+        { events: read.events, rows, inputs: [...changed.values()].sort((a, b) => a.seq - b.seq), reset },
+      )
+      return
+    }
+  }
+
+  /** A note from another engine: watched sessions catch up from the database. */
+  function onNote(note: CommitNote): void {
+    const entry = entries.entries.get(note?.sessionId)
+    if (!entry?.snap || isClosed()) return
+    if (note.deleted) removeEntry(entry)
+    else if (note.rev > entry.snap.row.rev && entry.feed.size > 0) void catchUp(entry)
+  }
+
+  return { catchUp, onNote }
+}

@@ -1,0 +1,172 @@
+/**
+ * Cold load and rebuild of a session's cached state: the stored fold states when their versions
+ * are current, else one replay of the log (a native session) or a derivation from its rows (an
+ * imported one), stored back under a new `rev`. Also the in-transaction reads a write falls
+ * back to when the cache is behind.
+ */
+import { CACHED_FOLDS, FOLD_NAMES, type FoldName, type Folds, foldEvents, initFolds } from '../../core/folds'
+import type { SessionMessage } from '../../schema/messages'
+import type { ProjectionRow, SessionlineDb, SessionRow } from '../../store/db'
+import {
+  eventsBetween,
+  getSessionRow,
+  inRead,
+  inWrite,
+  pendingReceipts,
+  projectionStates,
+  putProjectionStates,
+} from '../../store/transactions'
+import { importedFoldStates } from '../importing'
+import type { Notes } from '../notes'
+import { notFound, type Snapshot } from './entries'
+
+/** Events read per transaction when a projection is rebuilt from the log. */
+export const REBUILD_BATCH = 5000
+
+export type Loader = ReturnType<typeof createLoader>
+
+export function createLoader(db: SessionlineDb, notes: Notes) {
+  /** Fold states from cached projection rows, or undefined when one is missing or outdated. */
+  function foldsFrom(rows: ReadonlyMap<string, ProjectionRow>): Folds | undefined {
+    const states: Partial<Record<FoldName, unknown>> = {}
+    for (const name of FOLD_NAMES) {
+      const row = rows.get(name)
+      if (!row || row.version !== CACHED_FOLDS[name].version) return undefined
+      states[name] = row.state
+    }
+    // Every fold is present, each stored by `putFolds` under the version its code still has.
+    return states as Folds
+  }
+
+  /** Stores the folds that differ from `previous` (all of them without it). */
+  function putFolds(
+    sessionId: string,
+    throughSeq: number,
+    folds: Folds,
+    previous?: Folds,
+  ): Promise<unknown> | undefined {
+    const changed = FOLD_NAMES.filter((name) => folds[name] !== previous?.[name])
+    if (changed.length === 0) return undefined
+    return putProjectionStates(
+      db,
+      sessionId,
+      throughSeq,
+      changed.map((name) => ({
+        name,
+        version: CACHED_FOLDS[name].version,
+        state: folds[name],
+        previous: previous?.[name],
+      })),
+    )
+  }
+
+  /** Cold open: cached state when it is current, else one rebuild from the log. */
+  async function loadSnapshot(sessionId: string): Promise<Snapshot> {
+    const stored = await inRead(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) return undefined
+      const [cached, pending] = await Promise.all([
+        projectionStates(db, sessionId),
+        pendingReceipts(db, sessionId),
+      ])
+      return { row, cached, pending }
+    })
+    if (!stored) throw notFound(sessionId)
+    const folds = foldsFrom(stored.cached)
+    if (folds) return { row: stored.row, folds, pending: stored.pending }
+    const rebuilt =
+      stored.row.source === 'native'
+        ? await rebuild(sessionId, stored.cached)
+        : await rebuildImported(sessionId)
+    notes.post({ sessionId, rev: rebuilt.row.rev })
+    return rebuilt
+  }
+
+  /**
+   * Replays the log in batches of REBUILD_BATCH events (one read transaction each), then writes
+   * the states (and, when the transcript fold changed, the rows of a native session) in one
+   * transaction that first folds whatever was appended meanwhile.
+   */
+  async function rebuild(sessionId: string, cached: ReadonlyMap<string, ProjectionRow>): Promise<Snapshot> {
+    const transcriptStale = cached.get('transcript')?.version !== CACHED_FOLDS.transcript.version
+    let folds = initFolds()
+    const rows = new Map<string, SessionMessage>()
+    let through = 0
+    for (;;) {
+      const events = await inRead(db, () => eventsBetween(db, sessionId, through, undefined, REBUILD_BATCH))
+      const folded = foldEvents(folds, events)
+      folds = folded.folds
+      for (const row of folded.rows) rows.set(row.id, row)
+      through = events.at(-1)?.seq ?? through
+      if (events.length < REBUILD_BATCH) break
+    }
+    return inWrite(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      const rest = await eventsBetween(db, sessionId, through)
+      const folded = foldEvents(folds, rest)
+      for (const r of folded.rows) rows.set(r.id, r)
+      // Imported sessions hold rows that no event produced; only a native log can rewrite them.
+      if (transcriptStale && row.source === 'native') {
+        await db.messages
+          .where('[sessionId+seq]')
+          .between([sessionId, 0], [sessionId, Number.POSITIVE_INFINITY])
+          .delete()
+        return storeRebuilt(row, folded.folds, db.messages.bulkPut([...rows.values()]))
+      }
+      return storeRebuilt(row, folded.folds)
+    })
+  }
+
+  /** An imported session has no log (docs/decisions/0005): its folds are derived from its rows. */
+  async function rebuildImported(sessionId: string): Promise<Snapshot> {
+    return inWrite(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      const rows = await db.messages
+        .where('[sessionId+seq]')
+        .between([sessionId, 0], [sessionId, Number.POSITIVE_INFINITY])
+        .toArray()
+      return storeRebuilt(row, importedFoldStates(rows))
+    })
+  }
+
+  /**
+   * Inside a rebuild's transaction: stores the rebuilt folds (and `rows`, a write already
+   * issued) under a new `rev`, so a peer holding the old state reloads it.
+   */
+  async function storeRebuilt(row: SessionRow, folds: Folds, rows?: Promise<unknown>): Promise<Snapshot> {
+    const next: SessionRow = { ...row, rev: row.rev + 1 }
+    await Promise.all([db.sessions.put(next), putFolds(row.id, row.headSeq, folds), rows])
+    return { row: next, folds, pending: await pendingReceipts(db, row.id) }
+  }
+
+  /** Inside a transaction: the session's state as stored (when the cache is behind). */
+  async function snapshotInTx(sessionId: string, row: SessionRow): Promise<Snapshot> {
+    const [cached, pending] = await Promise.all([
+      projectionStates(db, sessionId),
+      pendingReceipts(db, sessionId),
+    ])
+    let folds = foldsFrom(cached)
+    if (!folds) {
+      // Another engine of a different version wrote these; replaying inside the transaction
+      // keeps this write correct, and the next cold open rebuilds the cache.
+      folds = foldEvents(initFolds(), await eventsBetween(db, sessionId, 0)).folds
+    }
+    return { row, folds, pending }
+  }
+
+  /**
+   * Inside an inbox write whose cache is behind: the pending receipts as stored. Inbox writes do
+   * not touch the log, so the folds are carried over unread and the cache is caught up after.
+   */
+  async function inboxInTx(
+    sessionId: string,
+    row: SessionRow,
+    cached: Snapshot | undefined,
+  ): Promise<Snapshot> {
+    return { row, folds: cached?.folds ?? initFolds(), pending: await pendingReceipts(db, sessionId) }
+  }
+
+  return { foldsFrom, putFolds, loadSnapshot, snapshotInTx, inboxInTx }
+}

@@ -1,0 +1,124 @@
+/**
+ * Publishing a session's state through the identity gate: the built-in views are live
+ * projections whose subscriptions collect only views that changed, a committed state goes to
+ * the watchers as one `SessionChange`, and live previews of streamed text are computed on the
+ * feed's next tick.
+ */
+import { builtInProjections, createLiveProjections } from '../../core/live-projection'
+import { SessionlineError } from '../../schema/errors'
+import type { StoredEvent } from '../../schema/events'
+import type { InputReceipt } from '../../schema/inputs'
+import type { SessionMessage } from '../../schema/messages'
+import { sessionInfo } from '../../store/db'
+import type { ProjectionViews, SessionChange } from '../types'
+import type { Entries, Entry, LiveViews, Snapshot } from './entries'
+
+/** What one commit changed, as the publisher hands it on. */
+export interface Change {
+  events: readonly StoredEvent[]
+  rows: readonly SessionMessage[]
+  inputs: readonly InputReceipt[]
+  reset?: boolean
+}
+
+export type Publisher = ReturnType<typeof createPublisher>
+
+export function createPublisher(entries: Entries, now: () => number) {
+  /** Subscribes the identity gates of the built-in views while the session has watchers. */
+  function watchViews(entry: Entry): void {
+    if (!entry.snap) return
+    const views = viewsOf(entry)
+    const stops = (['turnOutline', 'usage'] as const).map((name) =>
+      views[name].subscribe((view) => {
+        if (entry.collecting) (entry.collecting as Record<string, unknown>)[name] = view
+      }),
+    )
+    entry.stopViews = () => {
+      for (const stop of stops) stop()
+    }
+  }
+
+  function viewsOf(entry: Entry): LiveViews {
+    const snap = entry.snap
+    if (!snap) throw new SessionlineError('internal', `session ${entry.id} is not loaded`)
+    entry.views ??= createLiveProjections(builtInProjections, {
+      turnOutline: snap.folds.turnOutline,
+      usage: snap.folds.usage,
+    })
+    return entry.views
+  }
+
+  /** Moves the cache from `base` to `next` and tells the watchers what changed. */
+  function advance(
+    entry: Entry,
+    next: Snapshot,
+    change: {
+      events: readonly StoredEvent[]
+      rows: readonly SessionMessage[]
+      inputs: readonly InputReceipt[]
+      reset?: boolean
+    },
+  ): void {
+    const base = entry.snap
+    entry.snap = next
+    entry.live.settle(change.events)
+    const views: Partial<ProjectionViews> = {}
+    if (entry.views) {
+      entry.collecting = views
+      try {
+        entry.views.turnOutline.reset(next.folds.turnOutline)
+        entry.views.usage.reset(next.folds.usage)
+      } finally {
+        entry.collecting = undefined
+      }
+    }
+    if (next.pending !== base?.pending) views.pending = next.pending
+    const pushed: SessionChange = {
+      sessionId: entry.id,
+      durable: true,
+      headSeq: next.row.headSeq,
+      messages: change.rows,
+      inputs: change.inputs,
+      views,
+      session: sessionInfo(next.row),
+    }
+    if (change.reset) pushed.reset = true
+    entry.feed.push(pushed)
+    if (entry.live.size > 0) requestPreview(entry)
+  }
+
+  function requestPreview(entry: Entry): void {
+    entry.feed.requestLive(() => {
+      const snap = entry.snap
+      if (!snap) return undefined
+      const rows = entry.live.preview(snap.folds.transcript, entry.id, snap.row.headSeq, now())
+      if (rows.length === 0) return undefined
+      return {
+        sessionId: entry.id,
+        durable: false,
+        headSeq: snap.row.headSeq,
+        messages: rows,
+        inputs: [],
+        views: {},
+      }
+    })
+  }
+
+  function removeEntry(entry: Entry): void {
+    entry.deleted = true
+    entry.stopViews?.()
+    entry.feed.push({
+      sessionId: entry.id,
+      durable: true,
+      headSeq: 0,
+      messages: [],
+      inputs: [],
+      views: {},
+      deleted: true,
+    })
+    entry.feed.clear()
+    entries.forget(entry)
+  }
+
+  return { watchViews, viewsOf, advance, requestPreview, removeEntry }
+}

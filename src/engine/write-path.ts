@@ -1,0 +1,231 @@
+/**
+ * The engine's one write path: read → decide → commit → publish. A write reads the session's
+ * state (the cache, when the session row's `rev` proves it current) and the facts its command
+ * is judged on, asks the pure decider (core/decide) what the command writes, stores that in the
+ * same readwrite transaction, and then publishes the new state to watchers and peers. Seqs come
+ * from the session row inside the transaction, so engines sharing a database never collide.
+ *
+ * Every write goes through `write`, so a batcher (group commit) wraps one function.
+ *
+ * @example
+ *   const { answer: receipt } = await writes.write(sessionId, {
+ *     scope: 'inbox',
+ *     readFacts: () => getReceipt(db, inputId),
+ *     command: (stored) => ({ type: 'cancel', inputId, stored }),
+ *   })
+ */
+import {
+  type Answers,
+  type Command,
+  type CommandOf,
+  type Decision,
+  decide,
+  type SessionState,
+} from '../core/decide'
+import { isSessionlineError } from '../schema/errors'
+import type { SessionlineDb, SessionRow } from '../store/db'
+import { addRows, getSessionRow, inInboxWrite, inWrite, isConstraintError } from '../store/transactions'
+import type { Notes } from './notes'
+import { type Entry, notFound, type SessionCache, type Snapshot } from './session-cache'
+
+/** One write: its command, the facts it is judged on, and what those are when the cache is current. */
+export interface WriteSpec<K extends Command['type'], F> {
+  /** `inbox` writes (admit, cancel, edit) never touch the log and lock fewer tables. */
+  scope?: 'log' | 'inbox'
+  /** Reads the facts the command needs besides the session's state; issued with the session row. */
+  readFacts?: () => Promise<F>
+  /** The command, given the facts. */
+  command: (facts: F) => CommandOf<K>
+  /** What `readFacts` should find if the cache is current, and how to tell it did; none: no guessing. */
+  expect?: (cached: Snapshot) => Expectation<F> | undefined
+}
+
+export interface Expectation<F> {
+  facts: F
+  /** The reads a guess needs, when fewer than the careful path's (default: `readFacts`). */
+  readFacts?: () => Promise<F>
+  holds: (actual: F) => boolean
+}
+
+/** Thrown inside a speculative write to abort it when the cache proved to be behind. */
+const STALE: unique symbol = Symbol('stale cache')
+
+/** The decider's view of a cached snapshot. */
+export const stateOf = (snap: Snapshot): SessionState => ({
+  sessionId: snap.row.id,
+  source: snap.row.source,
+  headSeq: snap.row.headSeq,
+  nextInputSeq: snap.row.nextInputSeq,
+  folds: snap.folds,
+  pending: snap.pending,
+})
+
+/** The row of a session after a write at `at`: its counters, a new `updatedAt` and `rev`. */
+export const bumpRow = (row: SessionRow, at: number, state?: SessionState): SessionRow => ({
+  ...row,
+  ...(state ? { headSeq: state.headSeq, nextInputSeq: state.nextInputSeq } : {}),
+  updatedAt: at,
+  rev: row.rev + 1,
+})
+
+export interface WritePathDeps {
+  db: SessionlineDb
+  cache: SessionCache
+  notes: Notes
+  now: () => number
+}
+
+/** What a write answers, and whether it wrote anything (a replay or a no-op writes nothing). */
+export interface Written<T> {
+  answer: T
+  wrote: boolean
+}
+
+/** A decision made and the snapshot it moves to (none: nothing to write). */
+interface Planned<T> {
+  decision: Decision<T>
+  next?: Snapshot
+}
+
+export type WritePath = ReturnType<typeof createWritePath>
+
+export function createWritePath({ db, cache, notes, now }: WritePathDeps) {
+  /**
+   * Runs one write and answers what the command answers; a refusal writes nothing.
+   *
+   * With a current cache, the write goes in one round trip: the decision is made from the cache
+   * and what `expect` says the reads will find, and its writes are issued right behind the reads.
+   * Requests of a transaction run in order, so the reads see the state before the writes; if
+   * they show the cache was behind (or an input or row the decision did not expect), the
+   * transaction is aborted, nothing is written, and the write runs again the careful way.
+   */
+  function write<K extends Command['type'], F = undefined>(
+    sessionId: string,
+    spec: WriteSpec<K, F>,
+  ): Promise<Written<Answers[K]>> {
+    return cache.use(sessionId, (entry) => writeTo(entry, spec))
+  }
+
+  /** Decides `command` on `base` now; throws the refusal. */
+  function plan<K extends Command['type']>(base: Snapshot, command: CommandOf<K>): Planned<Answers[K]> {
+    const at = now()
+    const decision = decide(stateOf(base), command, at)
+    if (isSessionlineError(decision)) throw decision
+    if (!decision.next) return { decision }
+    const next: Snapshot = {
+      row: bumpRow(base.row, at, decision.next),
+      folds: decision.next.folds,
+      pending: decision.next.pending,
+    }
+    return { decision, next }
+  }
+
+  async function writeTo<K extends Command['type'], F>(
+    held: Entry,
+    spec: WriteSpec<K, F>,
+  ): Promise<Written<Answers[K]>> {
+    const sessionId = held.id
+    const entry = await cache.load(held)
+    const scope = spec.scope ?? 'log'
+    const transaction = scope === 'inbox' ? inInboxWrite : inWrite
+    const cached = entry.snap
+    const guess = cached && spec.expect ? speculate(spec, cached) : undefined
+    if (cached && guess) {
+      const out = await transaction(db, async () => {
+        const reads = Promise.all([getSessionRow(db, sessionId), (guess.readFacts ?? spec.readFacts)?.()])
+        const writes = guess.planned.next ? persist(sessionId, cached, guess.planned) : undefined
+        // If we abort below, these fail with the abort; that failure is expected, not news.
+        writes?.catch(() => undefined)
+        const [row, facts] = await reads
+        if (row?.rev !== cached.row.rev || !guess.holds(facts as F)) throw STALE
+        await writes
+        return guess.planned
+      }).catch((error: unknown) => {
+        if (error === STALE) return undefined
+        throw error
+      })
+      if (out) return published(entry, cached, out, true)
+    }
+    const { base, planned, complete } = await transaction(db, async () => {
+      // Every IndexedDB request is a round trip to the storage process: what the decision will
+      // need is asked for together with the session row, not after it.
+      const [row, facts] = await Promise.all([getSessionRow(db, sessionId), spec.readFacts?.()])
+      if (!row) throw notFound(sessionId)
+      const current = entry.snap
+      const base =
+        current && current.row.rev === row.rev
+          ? current
+          : scope === 'inbox'
+            ? await cache.inboxInTx(sessionId, row, current)
+            : await cache.snapshotInTx(sessionId, row)
+      const planned = plan(base, spec.command(facts as F))
+      if (planned.next) await persist(sessionId, base, planned)
+      // An inbox write on a stale cache carried the folds over unread: its state is partial.
+      return { base, planned, complete: base === current || scope === 'log' }
+    })
+    return published(entry, base, planned, complete)
+  }
+
+  /** The decision made from the cache and the expected facts, or undefined if it cannot be made. */
+  function speculate<K extends Command['type'], F>(spec: WriteSpec<K, F>, cached: Snapshot) {
+    const expected = spec.expect?.(cached)
+    if (!expected) return undefined
+    try {
+      return {
+        planned: plan(cached, spec.command(expected.facts)),
+        readFacts: expected.readFacts,
+        holds: expected.holds,
+      }
+    } catch {
+      // The careful path raises the refusal, if it still holds against the stored state.
+      return undefined
+    }
+  }
+
+  /** After a commit: tells peers, moves the cache and pushes the change; returns the answer. */
+  function published<T>(entry: Entry, base: Snapshot, planned: Planned<T>, complete: boolean): Written<T> {
+    const { decision, next } = planned
+    if (!next) return { answer: decision.answer, wrote: false }
+    notes.post({ sessionId: entry.id, rev: next.row.rev })
+    const change = { events: decision.events, rows: decision.rows, inputs: decision.receipts }
+    const current = entry.snap
+    if (current && current.row.rev === base.row.rev && complete) cache.advance(entry, next, change)
+    else if (current && current.row.rev < next.row.rev) {
+      // The cache had missed another engine's commits: watchers get those and ours from the
+      // database, in order; with nobody watching, a complete new state is all that matters.
+      if (entry.feed.size > 0 || !complete) void cache.catchUp(entry)
+      else cache.advance(entry, next, change)
+    }
+    return { answer: decision.answer, wrote: true }
+  }
+
+  /** Stores a decision: the session row, events, rows (new ones added), receipts and changed folds. */
+  async function persist<T>(sessionId: string, base: Snapshot, planned: Planned<T>): Promise<void> {
+    const { decision } = planned
+    const next = planned.next as Snapshot
+    const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
+    if (decision.events.length > 0) writes.push(db.events.bulkAdd(decision.events))
+    if (decision.rows.length > 0) {
+      const created = new Set(decision.createdRowIds)
+      const fresh = decision.rows.filter((row) => created.has(row.id))
+      const updated = fresh.length === 0 ? decision.rows : decision.rows.filter((row) => !created.has(row.id))
+      if (fresh.length > 0) writes.push(addRows(db, fresh))
+      if (updated.length > 0) writes.push(db.messages.bulkPut(updated))
+    }
+    if (decision.receipts.length > 0) {
+      writes.push(
+        decision.newReceipts
+          ? db.inputs.bulkAdd(decision.receipts).catch((error: unknown) => {
+              // Only a write that guessed the id was new gets here: the careful path redoes it.
+              throw isConstraintError(error) ? STALE : error
+            })
+          : db.inputs.bulkPut(decision.receipts),
+      )
+    }
+    const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
+    if (states) writes.push(states)
+    await Promise.all(writes)
+  }
+
+  return { write }
+}
