@@ -152,11 +152,11 @@ export function createSessionView(
       void reload()
       return
     }
-    const applied = applyMessages(window, change.messages, change, filter)
+    const applied = applyMessages(window, change.rows, change, filter)
     window = applied.window
     if (olderInFlight > 0 && change.durable)
       for (const message of applied.outside) late.set(message.id, { message, headSeq: change.headSeq })
-    settleUserRows(change.messages)
+    settleUserRows(change.rows)
     for (const receipt of change.inputs) if (receipt.sessionId === sessionId) inbox.applyReceipt(receipt)
     if (change.views.turnOutline !== undefined) outline = change.views.turnOutline
   }

@@ -43,7 +43,7 @@ export function watchVisibleContext(engine: Engine, sessionId: string): VisibleC
   const apply = (change: SessionChange) => {
     if (change.reset || change.deleted) stale = true
     if (stale) return
-    for (const row of change.messages) rows.upsert(row)
+    for (const row of change.rows) rows.upsert(row)
     headSeq = change.headSeq
   }
 

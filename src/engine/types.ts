@@ -31,8 +31,8 @@ export interface SessionChange {
   /** false: a live preview of streamed text not yet in the log; the next durable change supersedes it. */
   durable: boolean
   headSeq: number
-  /** Rows created or updated, ascending by seq (upsert by id). */
-  messages: readonly SessionMessage[]
+  /** Transcript rows created or updated, ascending by seq (upsert by id). */
+  rows: readonly SessionMessage[]
   /** Receipts created or changed (pending, edited, promoted, cancelled), by admission seq. */
   inputs: readonly InputReceipt[]
   /** Only the projection views that changed (identity gate). */

@@ -314,7 +314,7 @@ describe('a session view over a real engine through Comlink', () => {
     await page.client.watch(id, witness.listener)
     view.dispose()
     await page.engine.append(id, turnEvents(1))
-    await witness.until((changes) => changes.some((c) => c.messages.length > 0))
+    await witness.until((changes) => changes.some((c) => c.rows.length > 0))
     // The view's push travels on its own port and may land after the witness's: give it that turn.
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(view.getSnapshot()).toBe(s)

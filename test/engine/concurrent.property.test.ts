@@ -301,7 +301,7 @@ async function mirror(engine: Engine, sessionId: string) {
         pushed.notify()
       })
     }
-    for (const row of change.messages) state.rows.set(row.id, row)
+    for (const row of change.rows) state.rows.set(row.id, row)
     if (change.views.pending) state.pending = change.views.pending
     if (change.views.turnOutline) state.outline = change.views.turnOutline
     if (change.views.usage) state.totals = change.views.usage

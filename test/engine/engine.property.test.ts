@@ -342,7 +342,7 @@ async function mirror(engine: Engine, sessionId: string) {
     expect(change.durable).toBe(true)
     expect(change.headSeq).toBeGreaterThanOrEqual(state.headSeq)
     state.headSeq = change.headSeq
-    for (const row of change.messages) state.rows.set(row.id, row)
+    for (const row of change.rows) state.rows.set(row.id, row)
     if (change.views.pending) state.pending = change.views.pending
     if (change.views.turnOutline) state.outline = change.views.turnOutline
     if (change.views.usage) state.totals = change.views.usage

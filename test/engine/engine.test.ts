@@ -325,13 +325,13 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(admitted).toMatchObject({
         durable: true,
         inputs: [{ id: a.id, status: 'pending' }],
-        messages: [],
+        rows: [],
       })
       expect(admitted?.views.pending).toEqual([a])
-      expect(promoted?.messages.map((m) => m.id)).toEqual([a.id])
+      expect(promoted?.rows.map((m) => m.id)).toEqual([a.id])
       expect(promoted?.views.pending).toEqual([])
       expect(promoted?.views.turnOutline).toHaveLength(1)
-      expect(appended?.messages.map((m) => m.id)).toEqual(['m1'])
+      expect(appended?.rows.map((m) => m.id)).toEqual(['m1'])
       expect(appended?.views.usage).toEqual({ input: 10, output: 3, calls: 1 })
       expect(appended?.views).not.toHaveProperty('pending')
       expect(rec.changes.map((c) => c.headSeq)).toEqual([1, 3, 8])

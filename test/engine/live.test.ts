@@ -21,7 +21,7 @@ function manualScheduler() {
 
 const delta = (text: string): SessionEvent => ({ type: 'assistant/delta', data: { messageId: 'm1', text } })
 const textOf = (change: SessionChange | undefined) =>
-  change?.messages
+  change?.rows
     .find((m) => m.id === 'm1')
     ?.parts.map((p) => ('text' in p ? p.text : ''))
     .join('')

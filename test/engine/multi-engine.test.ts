@@ -79,7 +79,7 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
             const merged = new Map<string, SessionMessage>()
             const statuses = new Map<string, string>()
             for (const change of feed) {
-              for (const m of change.messages) merged.set(m.id, m)
+              for (const m of change.rows) merged.set(m.id, m)
               for (const r of change.inputs) statuses.set(r.id, r.status)
             }
             expect([...merged.values()].sort((x, y) => x.seq - y.seq)).toEqual(rows)
@@ -123,7 +123,7 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
       const receipts = new Map<string, string>()
       for (const c of changes) {
         expect(c.durable).toBe(true)
-        for (const m of c.messages) rows.set(m.id, m)
+        for (const m of c.rows) rows.set(m.id, m)
         for (const r of c.inputs) receipts.set(r.id, r.status)
       }
       expect([...rows.values()]).toEqual((await a.engine.page(id)).messages)

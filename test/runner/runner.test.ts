@@ -443,7 +443,7 @@ describe('runner with the scripted provider on the real engine', () => {
     const live: string[] = []
     const unsubscribe = await engine.watch(sessionId, (change) => {
       if (change.durable) return
-      for (const row of change.messages)
+      for (const row of change.rows)
         if (row.role === 'assistant')
           live.push(row.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''))
     })

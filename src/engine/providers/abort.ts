@@ -30,3 +30,25 @@ export function abortableDelay(ms: number, signal: AbortSignal, what?: string): 
     signal.addEventListener('abort', onAbort, { once: true })
   })
 }
+
+/** `promise`, or an `aborted` rejection as soon as `signal` aborts (the loser's rejection is swallowed). */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {})
+    return Promise.reject(abortError('step'))
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError('step'))
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}
