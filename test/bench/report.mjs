@@ -6,7 +6,7 @@
 
 /** @typedef {{ reps: number, opsPerRep: number, median: number, perOp: number }} Figure */
 /**
- * @typedef {{ id: string, name: string, op: string, unit: 'ms' | 'MB', sessionline: Figure, raw: Figure,
+ * @typedef {{ id: string, name: string, op: string, unit: 'ms' | 'MB' | 'KB', sessionline: Figure, raw: Figure,
  *   ratio: number | null, target?: number, note?: string }} Comparison
  */
 
@@ -17,7 +17,7 @@ const perOp = (x) => (x >= 1 ? x.toFixed(2) : x >= 0.01 ? x.toFixed(3) : x.toPre
 
 /** @param {Figure} f @param {Comparison['unit']} unit */
 function cell(f, unit) {
-  if (unit === 'MB') return `${fixed(f.median)} MB`
+  if (unit !== 'ms') return `${fixed(f.median)} ${unit}`
   const each = f.opsPerRep > 1 ? ` (${perOp(f.perOp)} ms/op)` : ''
   return `${fixed(f.median)} ms${each}`
 }
