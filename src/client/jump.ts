@@ -1,22 +1,22 @@
 /**
- * The jump loop behind `loadThrough(seq)`: pages older rows into the window until it covers
- * `seq` (`baseSeq <= seq`) or nothing older is left. One loop runs at a time; a call while it
- * runs lowers the shared target and gets the same promise. A page that does not move the base
- * ends the loop (a stuck engine must not spin), and so does an error, softly: the promise
- * resolves and the error goes to `onError` for the snapshot to carry.
+ * The jump loop behind `loadThrough(seq)`: loads older rows into the window until it covers
+ * `seq` (`baseSeq <= seq`) or nothing older is left. Each load is one engine `loadThrough` (one
+ * read transaction for the whole range, filled to a page boundary), so a jump is one round trip
+ * unless the target moves lower while it runs. One loop runs at a time; a call while it runs
+ * lowers the shared target and gets the same promise. A load that does not move the base ends
+ * the loop (a stuck engine must not spin), and so does an error, softly: the promise resolves
+ * and the error goes to `onError` for the snapshot to carry.
  *
  * @example
  *   const jump = createJump({ pager, onBusy: (busy) => …, onError: (error) => … })
  *   await Promise.all([jump(900), jump(400)]) // one loop, down to seq 400
  */
-import { DEFAULT_JUMP_PAGE } from '../schema/requests'
-
 export interface OlderPager {
   /** Seq of the oldest loaded row (0: none loaded). */
   baseSeq(): number
   hasOlder(): boolean
-  /** Fetches the `limit` rows just below the window and merges them in. */
-  loadOlder(limit: number): Promise<void>
+  /** Fetches every row from `seq` up to the window (in one read) and merges them in. */
+  loadThrough(seq: number): Promise<void>
 }
 
 export interface JumpOptions {
@@ -57,7 +57,7 @@ export function createJump(options: JumpOptions): Jump {
           onBusy(true)
         }
         const before = pager.baseSeq()
-        await pager.loadOlder(DEFAULT_JUMP_PAGE)
+        await pager.loadThrough(target)
         if (pager.baseSeq() >= before) break // no progress: stop rather than spin
       }
     } catch (error) {

@@ -3,8 +3,9 @@
  * clamps and rules the turn outline folds from the log (first human prompt of the turn; newest
  * assistant text), so a turn shows the same words before and after its rows load.
  */
+
+import { clampPrompt, clampResponse } from '../core/preview'
 import type { SessionMessage } from '../schema/messages'
-import { clampPrompt, clampResponse } from '../view/preview'
 import type { LoadedTurn } from '../view/rail'
 import type { MessageRow } from './window'
 

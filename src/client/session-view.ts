@@ -18,7 +18,12 @@ import type { Delivery } from '../schema/common'
 import { isSessionlineError, parseOrThrow, SessionlineError } from '../schema/errors'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
-import { DEFAULT_PAGE_LIMIT, LoadThroughRequest, type MessagePage } from '../schema/requests'
+import {
+  DEFAULT_JUMP_PAGE,
+  DEFAULT_PAGE_LIMIT,
+  LoadThroughRequest,
+  type MessagePage,
+} from '../schema/requests'
 import type { TurnOutlineEntry } from '../schema/session'
 import { createTurnRail } from '../view/rail'
 import { Inbox } from './inbox'
@@ -39,7 +44,7 @@ import {
 /** What a view needs of an engine (a `SessionlineClient` or an in-process `Engine`). */
 export type ViewEngine = Pick<
   Engine,
-  'page' | 'pending' | 'projection' | 'watch' | 'admit' | 'cancel' | 'edit' | 'interrupt'
+  'page' | 'loadThrough' | 'pending' | 'projection' | 'watch' | 'admit' | 'cancel' | 'edit' | 'interrupt'
 >
 
 const NO_OUTLINE: readonly TurnOutlineEntry[] = Object.freeze([])
@@ -213,19 +218,32 @@ export function createSessionView(
 
   const ready = read(generation)
 
-  /** Fetches the page just below the window and merges it in (used by loadOlder and jumps). */
-  async function fetchOlder(limit: number): Promise<void> {
+  /** Fetches the `limit` rows just below the window and merges them in (loadOlder). */
+  const fetchOlder = (limit: number) =>
+    fetchBelow((beforeSeq) =>
+      engine.page(sessionId, { beforeSeq, limit, includeInactive: filter.includeInactive }),
+    )
+
+  /** Fetches every row from `seq` up to the window in one engine read, and merges them in (jumps). */
+  const fetchThrough = (seq: number) =>
+    fetchBelow((beforeSeq) =>
+      engine.loadThrough(sessionId, {
+        seq,
+        beforeSeq,
+        pageSize: DEFAULT_JUMP_PAGE,
+        includeInactive: filter.includeInactive,
+      }),
+    )
+
+  /** Reads rows below the window with `read(baseSeq)` and merges them in. */
+  async function fetchBelow(read: (beforeSeq: number) => Promise<MessagePage>): Promise<void> {
     const before = baseSeqOf(window)
     if (before === 0 || !window.hasOlder) return
     const gen = generation
     olderInFlight++
     let page: MessagePage
     try {
-      page = await engine.page(sessionId, {
-        beforeSeq: before,
-        limit,
-        includeInactive: filter.includeInactive,
-      })
+      page = await read(before)
     } finally {
       if (--olderInFlight === 0) late.clear()
     }
@@ -246,7 +264,7 @@ export function createSessionView(
   }
 
   const jump = createJump({
-    pager: { baseSeq: () => baseSeqOf(window), hasOlder: () => window.hasOlder, loadOlder: fetchOlder },
+    pager: { baseSeq: () => baseSeqOf(window), hasOlder: () => window.hasOlder, loadThrough: fetchThrough },
     ready: () => (status === 'loading' ? ready : undefined),
     onBusy: setBusy,
     onError: softError,

@@ -8,6 +8,8 @@
  * that seq, and the window's base only ever goes down, so taking a page's rows below the current
  * base keeps the window contiguous whatever order overlapping pages come back in.
  */
+
+import { firstAtLeast } from '../core/sorted'
 import { isReadable } from '../core/visibility'
 import type { MessagePart, SessionMessage } from '../schema/messages'
 import type { MessagePage } from '../schema/requests'
@@ -84,17 +86,9 @@ export function prependPage(
   return { ...window, rows: older.length === 0 ? window.rows : [...older, ...window.rows], hasOlder }
 }
 
-/** Index of the first row whose seq is >= `seq` (binary search). */
-function lowerBound(rows: readonly MessageRow[], seq: number): number {
-  let lo = 0
-  let hi = rows.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (rows[mid]!.message.seq < seq) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
+/** Index of the first row whose seq is >= `seq`. */
+const lowerBound = (rows: readonly MessageRow[], seq: number): number =>
+  firstAtLeast(rows, (row) => row.message.seq, seq)
 
 function partAhead(shown: MessagePart | undefined, durable: MessagePart): boolean {
   if (shown === undefined || shown.type !== durable.type) return false

@@ -18,8 +18,8 @@
  */
 import type { StoredEvent } from '../schema/events'
 import type { TurnOutlineEntry } from '../schema/session'
-import { clampPrompt, clampResponse, PREVIEW_LIMITS } from '../view/preview'
 import { appendItem, type ChunkedList, emptyList, lastItem, listItems, replaceLast } from './chunked-list'
+import { clampPrompt, clampResponse, PREVIEW_LIMITS } from './preview'
 import type { Projection } from './projection'
 
 export interface OutlineOpenTurn {

@@ -9,7 +9,7 @@
  */
 export type Scheduler = (flush: () => void) => void
 
-export const frameScheduler: Scheduler = (flush) => {
+const frameScheduler: Scheduler = (flush) => {
   setTimeout(flush, 16)
 }
 

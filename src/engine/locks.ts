@@ -77,7 +77,7 @@ export function createInProcessLocks(): LockRequester {
 const inProcessLocks = createInProcessLocks()
 
 /** `navigator.locks` where it exists, else the process-wide stand-in. */
-export function defaultLocks(): LockRequester {
+function defaultLocks(): LockRequester {
   const locks = (globalThis as { navigator?: { locks?: LockRequester } }).navigator?.locks
   return locks && typeof locks.request === 'function' ? locks : inProcessLocks
 }

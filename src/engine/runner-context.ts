@@ -14,6 +14,8 @@
  *   const rows = await context.read(headSeq, idOfTheStepsOwnRow)
  *   context.close()
  */
+
+import { firstAtLeast } from '../core/sorted'
 import { SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
 import type { Engine, SessionChange, Unsubscribe } from './types'
@@ -98,16 +100,7 @@ export function createVisibleRows() {
   let seqOf = new Map<string, number>()
 
   /** First index whose row has a seq of at least `seq`. */
-  const lowerBound = (seq: number): number => {
-    let low = 0
-    let high = rows.length
-    while (low < high) {
-      const mid = (low + high) >>> 1
-      if (rows[mid]!.seq < seq) low = mid + 1
-      else high = mid
-    }
-    return low
-  }
+  const lowerBound = (seq: number): number => firstAtLeast(rows, (row) => row.seq, seq)
 
   return {
     reset(messages: readonly SessionMessage[]): void {

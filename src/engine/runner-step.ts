@@ -186,7 +186,7 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
   return runStep
 }
 
-export function createAppendQueue(engine: Engine, sessionId: string): AppendQueue {
+function createAppendQueue(engine: Engine, sessionId: string): AppendQueue {
   let tail: Promise<unknown> = Promise.resolve()
   let failure: unknown
   return {

@@ -66,7 +66,7 @@ export interface Expectation<F> {
 const STALE: unique symbol = Symbol('stale cache')
 
 /** The decider's view of a cached snapshot. */
-export const stateOf = (snap: Snapshot): SessionState => ({
+const stateOf = (snap: Snapshot): SessionState => ({
   sessionId: snap.row.id,
   source: snap.row.source,
   headSeq: snap.row.headSeq,
@@ -76,7 +76,7 @@ export const stateOf = (snap: Snapshot): SessionState => ({
 })
 
 /** The row of a session after a write at `at`: its counters, a new `updatedAt` and `rev`. */
-export const bumpRow = (row: SessionRow, at: number, state?: SessionState): SessionRow => ({
+const bumpRow = (row: SessionRow, at: number, state?: SessionState): SessionRow => ({
   ...row,
   ...(state ? { headSeq: state.headSeq, nextInputSeq: state.nextInputSeq } : {}),
   updatedAt: at,
@@ -139,8 +139,6 @@ function merged(plans: readonly Planned<unknown>[]): Decision<unknown> {
     createdRowIds: plans.flatMap((p) => p.decision.createdRowIds),
   }
 }
-
-export type WritePath = ReturnType<typeof createWritePath>
 
 export function createWritePath({ db, cache, notes, now }: WritePathDeps) {
   /**

@@ -8,21 +8,14 @@
  * position precedes its own (ties keep file order). When the context is in file order (the
  * usual case) this is plain file order.
  */
+import { firstAtLeast } from '../core/sorted'
+
 export interface Positioned {
   key: string
   pos: number
 }
 
-function countBelow(sorted: readonly number[], value: number): number {
-  let lo = 0
-  let hi = sorted.length
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1
-    if (sorted[mid]! < value) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
+const countBelow = (sorted: readonly number[], value: number): number => firstAtLeast(sorted, (n) => n, value)
 
 /** Returns the keys of `items` in transcript order. `context` lists keys of `items`. */
 export function transcriptOrder(items: readonly Positioned[], context: readonly string[]): string[] {

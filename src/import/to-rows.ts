@@ -17,6 +17,8 @@
  * @example
  *   const { sessionId, rows, outline, usage } = recordsToRows(parseTranscript(text).records)
  */
+
+import { clampPrompt, clampResponse } from '../core/preview'
 import { SessionlineError } from '../schema/errors'
 import type { MessagePart, SessionMessage, ToolPart } from '../schema/messages'
 import {
@@ -29,7 +31,6 @@ import {
   type TranscriptRecord,
 } from '../schema/records'
 import type { Provider, TurnOutlineEntry, UsageTotals } from '../schema/session'
-import { clampPrompt, clampResponse } from '../view/preview'
 import { stableHash } from './util'
 
 export interface StoredTranscript {

@@ -1,7 +1,8 @@
 /** Small readers shared by the adapters: loose JSON in, typed values out (never throwing). */
+
+import { collapseWhitespace } from '../core/preview'
 import type { Json, Usage } from '../schema/common'
 import type { SessionRecord } from '../schema/records'
-import { collapseWhitespace } from '../view/preview'
 import type { JsonObject } from './jsonl'
 
 export const isObject = (value: unknown): value is JsonObject =>

@@ -1,3 +1,4 @@
+import { firstAtLeast } from '../core/sorted'
 import type { TurnOutlineEntry } from '../schema/session'
 
 /** A mark of the turn rail: `loaded` points at a rendered row, `unloaded` at a seq to `loadThrough`. */
@@ -101,16 +102,8 @@ function unloadedItems(
 
 /** Index of the mark of `turn` in `items` (ascending by turn), or -1. */
 function indexOfTurn(items: readonly { turn: number }[], turn: number): number {
-  let lo = 0
-  let hi = items.length - 1
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1
-    const t = items[mid]!.turn
-    if (t === turn) return mid
-    if (t < turn) lo = mid + 1
-    else hi = mid - 1
-  }
-  return -1
+  const at = firstAtLeast(items, (item) => item.turn, turn)
+  return items[at]?.turn === turn ? at : -1
 }
 
 function loadedItem(

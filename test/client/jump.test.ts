@@ -2,7 +2,10 @@ import { describe, expect, test } from 'vitest'
 import { createJump, type OlderPager } from '../../src/client/jump'
 import { SessionlineError } from '../../src/schema/errors'
 
-/** A window over rows with seqs 1..total, tail loaded; `loadOlder` is scripted per call. */
+/**
+ * A window over rows with seqs 1..total, tail loaded; `loadThrough(seq)` is scripted per call and,
+ * like the engine's, loads down to `seq` in one read filled to a 200-row page boundary.
+ */
 function scriptedPager(total: number, tail: number) {
   let base = total - tail + 1
   const calls: number[] = []
@@ -11,11 +14,11 @@ function scriptedPager(total: number, tail: number) {
     stuck: false,
     baseSeq: () => base,
     hasOlder: () => base > 1,
-    async loadOlder(limit) {
-      calls.push(limit)
+    async loadThrough(seq) {
+      calls.push(seq)
       await Promise.resolve()
       if (pager.failAt === calls.length) throw new SessionlineError('storage_unavailable', 'disk gone')
-      if (!pager.stuck) base = Math.max(1, base - limit)
+      if (!pager.stuck) base = Math.max(1, base - Math.ceil((base - seq) / 200) * 200)
     },
   }
   return pager
@@ -29,12 +32,12 @@ function harness(pager: OlderPager) {
 }
 
 describe('loadThrough (the jump loop)', () => {
-  test('pages 200 rows at a time until the window covers the seq', async () => {
+  test('loads the whole range in one loadThrough, not a round trip per page', async () => {
     const pager = scriptedPager(2000, 50)
     const { jump, busy } = harness(pager)
     await jump(1000)
     expect(pager.baseSeq()).toBeLessThanOrEqual(1000)
-    expect(pager.calls).toEqual([200, 200, 200, 200, 200])
+    expect(pager.calls).toEqual([1000])
     expect(busy).toEqual([true, false])
   })
 
@@ -44,7 +47,7 @@ describe('loadThrough (the jump loop)', () => {
     await jump(0)
     expect(pager.baseSeq()).toBe(1)
     expect(pager.hasOlder()).toBe(false)
-    expect(pager.calls).toEqual([200, 200])
+    expect(pager.calls).toEqual([0])
   })
 
   test('is a no-op when the window already covers the seq', async () => {
@@ -64,6 +67,7 @@ describe('loadThrough (the jump loop)', () => {
     expect(second).toBe(first)
     expect(third).toBe(first)
     await first
+    expect(pager.calls).toEqual([1200]) // the lowest target, in one load
     expect(pager.baseSeq()).toBeLessThanOrEqual(1200)
     expect(pager.baseSeq()).toBeGreaterThan(1000) // no page more than needed
     expect(busy).toEqual([true, false])
@@ -103,13 +107,13 @@ describe('loadThrough (the jump loop)', () => {
 
   test('fails soft: the promise resolves, busy clears and the error is reported', async () => {
     const pager = scriptedPager(2000, 50)
-    pager.failAt = 2
+    pager.failAt = 1
     const { jump, busy, errors } = harness(pager)
     await expect(jump(10)).resolves.toBeUndefined()
     expect(busy).toEqual([true, false])
     expect(errors).toHaveLength(1)
     expect((errors[0] as SessionlineError).code).toBe('storage_unavailable')
-    expect(pager.calls).toHaveLength(2)
+    expect(pager.calls).toHaveLength(1)
   })
 
   test('waits for the first load before it decides anything', async () => {
@@ -124,6 +128,6 @@ describe('loadThrough (the jump loop)', () => {
     expect(pager.calls).toEqual([])
     open()
     await running
-    expect(pager.calls).toEqual([200, 200, 200])
+    expect(pager.calls).toEqual([1500])
   })
 })

@@ -1,11 +1,11 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { createLiveProjection } from '../../src/core/live-projection'
+import { clampPrompt, clampResponse } from '../../src/core/preview'
 import { replay } from '../../src/core/projection'
 import { type OutlineState, turnOutline } from '../../src/core/turn-outline'
 import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import { TurnOutlineEntry } from '../../src/schema/session'
-import { clampPrompt, clampResponse } from '../../src/view/preview'
 import { arbSessionLog, stamp } from '../support/arb-log'
 
 const SEED = 61_124

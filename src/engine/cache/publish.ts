@@ -49,16 +49,7 @@ export function createPublisher(entries: Entries, now: () => number) {
   }
 
   /** Moves the cache from `base` to `next` and tells the watchers what changed. */
-  function advance(
-    entry: Entry,
-    next: Snapshot,
-    change: {
-      events: readonly StoredEvent[]
-      rows: readonly SessionMessage[]
-      inputs: readonly InputReceipt[]
-      reset?: boolean
-    },
-  ): void {
+  function advance(entry: Entry, next: Snapshot, change: Change): void {
     const base = entry.snap
     entry.snap = next
     entry.live.settle(change.events)

@@ -6,7 +6,7 @@ import {
   collapseWhitespace,
   ELLIPSIS,
   PREVIEW_LIMITS,
-} from '../../src/view/preview'
+} from '../../src/core/preview'
 
 const SEED = 4_242
 /** No lone surrogate (String#isWellFormed, which our lib target does not declare). */
