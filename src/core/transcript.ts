@@ -33,10 +33,12 @@ export interface TurnState {
 }
 
 export interface TranscriptState extends TurnState {
-  /** Rows that can still change: streaming assistant rows and rows with running tool calls (JSON-safe record). */
-  open: Record<string, SessionMessage>
-  /** callId -> id of the row holding that running call. */
-  callOwner: Record<string, string>
+  /**
+   * Rows that can still change, ascending by seq: streaming assistant rows and rows with running
+   * tool calls. A handful at most, so an array beats a keyed record: lookups scan a few items,
+   * and ids (any string, '__proto__' included) are never used as property keys.
+   */
+  open: readonly SessionMessage[]
 }
 
 export interface TranscriptStep {
@@ -46,25 +48,21 @@ export interface TranscriptStep {
 }
 
 export function initTranscript(): TranscriptState {
-  return { lastTurn: 0, openTurn: null, openStep: null, lastStep: 0, open: {}, callOwner: {} }
+  return { lastTurn: 0, openTurn: null, openStep: null, lastStep: 0, open: [] }
 }
 
-// Ids are arbitrary strings ('__proto__' included): read records by own key only, and write the
-// key '__proto__' as an own property (assigning it would replace the record's prototype).
-const own = <T>(record: Record<string, T>, key: string): T | undefined =>
-  Object.hasOwn(record, key) ? record[key] : undefined
-
-function put<T>(record: Record<string, T>, key: string, value: T): void {
-  // '__proto__' is the one accessor on Object.prototype; every other key can be assigned.
-  if (key === '__proto__')
-    Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true })
-  else record[key] = value
+/** The open row `id`, if it is open. */
+export function openRowOf(state: TranscriptState, id: string): SessionMessage | undefined {
+  for (const row of state.open) if (row.id === id) return row
+  return undefined
 }
 
-function without<T>(record: Record<string, T>, keys: readonly string[]): Record<string, T> {
-  const out: Record<string, T> = {}
-  for (const key of Object.keys(record)) if (!keys.includes(key)) put(out, key, record[key]!)
-  return out
+/** The open row holding the running call `callId`, if any. */
+function callOwnerOf(state: TranscriptState, callId: string): SessionMessage | undefined {
+  for (const row of state.open)
+    for (const part of row.parts)
+      if (part.type === 'tool' && part.state === 'running' && part.callId === callId) return row
+  return undefined
 }
 
 const isRunningTool = (part: MessagePart): part is ToolPart =>
@@ -94,7 +92,8 @@ export function checkEvent(state: TranscriptState, event: SessionEvent): string 
     }
     case 'user/message':
       if (state.openTurn === null) return 'user/message outside a turn'
-      if (own(state.open, event.data.inputId)) return `user/message ${event.data.inputId}: id is already open`
+      if (openRowOf(state, event.data.inputId))
+        return `user/message ${event.data.inputId}: id is already open`
       return undefined
     case 'step/start': {
       const { turn, step } = event.data
@@ -110,21 +109,21 @@ export function checkEvent(state: TranscriptState, event: SessionEvent): string 
       if (state.openStep === null) return 'assistant/start outside a step'
       if (turn !== state.openTurn || step !== state.openStep)
         return `assistant/start: turn ${turn} step ${step} is not the open step (turn ${state.openTurn} step ${state.openStep})`
-      if (own(state.open, messageId)) return `assistant/start ${messageId}: message is already open`
+      if (openRowOf(state, messageId)) return `assistant/start ${messageId}: message is already open`
       return undefined
     }
     case 'assistant/delta':
     case 'tool/call':
     case 'assistant/end': {
       const { messageId } = event.data
-      if (own(state.open, messageId)?.status !== 'streaming')
+      if (openRowOf(state, messageId)?.status !== 'streaming')
         return `${event.type}: message ${messageId} is not streaming`
       if (event.type === 'tool/call' && callTaken(state, messageId, event.data.callId))
         return `tool/call ${event.data.callId}: call id is already used`
       return undefined
     }
     case 'tool/result':
-      return own(state.callOwner, event.data.callId) === undefined
+      return callOwnerOf(state, event.data.callId) === undefined
         ? `tool/result ${event.data.callId}: no running call with this id`
         : undefined
     case 'step/end': {
@@ -144,8 +143,8 @@ export function checkEvent(state: TranscriptState, event: SessionEvent): string 
 
 /** A call id is taken while it runs anywhere, or while its message (still streaming) holds it. */
 function callTaken(state: TranscriptState, messageId: string, callId: string): boolean {
-  if (own(state.callOwner, callId) !== undefined) return true
-  const row = own(state.open, messageId)
+  if (callOwnerOf(state, callId) !== undefined) return true
+  const row = openRowOf(state, messageId)
   return row?.parts.some((part) => part.type === 'tool' && part.callId === callId) ?? false
 }
 
@@ -176,7 +175,7 @@ export function applyTranscript(state: TranscriptState, event: StoredEvent): Tra
       return settle(state, [assistantRow(event)])
     case 'assistant/delta': {
       const { messageId, text, reasoning } = event.data
-      const row = own(state.open, messageId)!
+      const row = openRowOf(state, messageId)!
       let parts = row.parts
       if (reasoning) parts = appendText(parts, 'reasoning', reasoning)
       if (text) parts = appendText(parts, 'text', text)
@@ -186,7 +185,7 @@ export function applyTranscript(state: TranscriptState, event: StoredEvent): Tra
     }
     case 'tool/call': {
       const { messageId, callId, name, input } = event.data
-      const row = own(state.open, messageId)!
+      const row = openRowOf(state, messageId)!
       const part: ToolPart = { type: 'tool', callId, name, input, state: 'running' }
       return settle(state, [{ ...row, parts: [...row.parts, part], updatedAt: event.at }])
     }
@@ -194,7 +193,7 @@ export function applyTranscript(state: TranscriptState, event: StoredEvent): Tra
       return settle(state, [withResult(state, event)])
     case 'assistant/end': {
       const { messageId, usage, finish } = event.data
-      const row = own(state.open, messageId)!
+      const row = openRowOf(state, messageId)!
       const status: MessageStatus =
         finish === 'aborted' ? 'interrupted' : finish === 'error' ? 'error' : 'complete'
       const ended: SessionMessage = { ...row, status, finish, updatedAt: event.at }
@@ -202,10 +201,7 @@ export function applyTranscript(state: TranscriptState, event: StoredEvent): Tra
       return settle(state, [ended])
     }
     case 'turn/end': {
-      // Sorted: record key order is not seq order (integer-like ids come first).
-      const closed = Object.values(state.open)
-        .sort((a, b) => a.seq - b.seq)
-        .map((row) => closeRow(row, event))
+      const closed = state.open.map((row) => closeRow(row, event))
       const next = settle(state, closed)
       return { state: { ...next.state, openTurn: null, openStep: null }, changed: next.changed }
     }
@@ -248,14 +244,17 @@ function assistantRow(event: StoredEventOf<'assistant/start'>): SessionMessage {
 
 /** Streamed text extends the last part when it is of the same kind; otherwise it starts a new part. */
 function appendText(parts: readonly MessagePart[], type: 'text' | 'reasoning', text: string): MessagePart[] {
-  const last = parts.at(-1)
-  if (last?.type === type) return [...parts.slice(0, -1), { type, text: last.text + text }]
-  return [...parts, { type, text }]
+  const copy = parts.slice()
+  const end = copy.length - 1
+  const last = copy[end]
+  if (last?.type === type) copy[end] = { type, text: last.text + text }
+  else copy.push({ type, text })
+  return copy
 }
 
 function withResult(state: TranscriptState, event: StoredEventOf<'tool/result'>): SessionMessage {
   const { callId, output, isError } = event.data
-  const row = own(state.open, own(state.callOwner, callId)!)!
+  const row = callOwnerOf(state, callId)!
   const parts = row.parts.map(
     (part): MessagePart =>
       isRunningTool(part) && part.callId === callId
@@ -277,25 +276,36 @@ function closeRow(row: SessionMessage, event: StoredEventOf<'turn/end'>): Sessio
 
 /**
  * Puts changed rows back into the state: a row stays in `open` while it streams or has a running
- * call, and `callOwner` follows the running calls of the rows that changed.
+ * call. A row that is new here has the highest seq so far, so appending keeps `open` in order.
  */
 function settle(state: TranscriptState, changed: SessionMessage[]): TranscriptStep {
-  const released: string[] = []
-  for (const row of changed)
-    for (const part of own(state.open, row.id)?.parts ?? [])
-      if (isRunningTool(part)) released.push(part.callId)
-  const open = without(
-    state.open,
-    changed.map((row) => row.id),
-  )
-  const callOwner = without(state.callOwner, released)
+  let open = state.open as SessionMessage[]
   for (const row of changed) {
-    if (!stillOpen(row)) continue
-    put(open, row.id, row)
-    for (const part of row.parts) if (isRunningTool(part)) put(callOwner, part.callId, row.id)
+    let at = -1
+    for (let i = 0; i < open.length; i++) {
+      if (open[i]!.id === row.id) {
+        at = i
+        break
+      }
+    }
+    const keep = stillOpen(row)
+    if (at < 0 && !keep) continue
+    if (open === state.open) open = open.slice()
+    if (at < 0) open.push(row)
+    else if (keep) open[at] = row
+    else open.splice(at, 1)
   }
-  return { state: { ...state, open, callOwner }, changed }
+  return { state: open === state.open ? state : withOpen(state, open), changed }
 }
+
+/** `state` with other open rows: spelled out, as this runs for every streamed delta (a spread is slower). */
+const withOpen = (state: TranscriptState, open: readonly SessionMessage[]): TranscriptState => ({
+  lastTurn: state.lastTurn,
+  openTurn: state.openTurn,
+  openStep: state.openStep,
+  lastStep: state.lastStep,
+  open,
+})
 
 /** Reference: every row of a whole log, ascending by seq (a plain replay). */
 export function replayTranscript(events: Iterable<StoredEvent>): SessionMessage[] {
@@ -312,7 +322,8 @@ export function replayTranscript(events: Iterable<StoredEvent>): SessionMessage[
 /** The transcript fold as a projection; its view is the state itself (the engine materializes rows). */
 export const transcript: Projection<TranscriptState, TranscriptState> = {
   name: 'transcript',
-  version: 1,
+  // 2: open rows became an array in seq order (1 kept them in a record by id, with a callOwner map).
+  version: 2,
   init: initTranscript,
   apply: (state, event) => applyTranscript(state, event).state,
   view: (state) => state,

@@ -18,6 +18,7 @@
  */
 import type { StoredEvent } from '../schema/events'
 import type { TurnOutlineEntry } from '../schema/session'
+import { appendItem, type ChunkedList, emptyList, lastItem, listItems, replaceLast } from './chunked-list'
 import { clampPrompt, clampResponse, PREVIEW_LIMITS } from './preview'
 import type { Projection } from './projection'
 
@@ -34,19 +35,20 @@ export interface OutlineOpenTurn {
 }
 
 export interface OutlineState {
-  entries: readonly TurnOutlineEntry[]
+  /** One entry per turn, in a chunked list: a step copies one chunk, not every entry. */
+  entries: ChunkedList<TurnOutlineEntry>
   open: OutlineOpenTurn | undefined
 }
 
 /** One more character than a preview reads, so a draft still knows it goes on past the scan. */
 const DRAFT_CHARS = PREVIEW_LIMITS.scanChars + 1
 
-const lastTurn = (state: OutlineState) => state.entries.at(-1)?.turn ?? 0
+const lastTurn = (state: OutlineState) => lastItem(state.entries)?.turn ?? 0
 
 function openTurn(state: OutlineState, turn: number, seq: number): OutlineState {
   if (state.open !== undefined || turn <= lastTurn(state)) return state
   return {
-    entries: [...state.entries, { turn, seq, prompt: '', response: '' }],
+    entries: appendItem(state.entries, { turn, seq, prompt: '', response: '' }),
     open: { turn, seq, prompt: undefined, draft: undefined },
   }
 }
@@ -57,9 +59,9 @@ function withOpenEntry(
   open: OutlineOpenTurn | undefined,
   patch: Partial<TurnOutlineEntry>,
 ) {
-  const last = state.entries.at(-1)!
+  const last = lastItem(state.entries)!
   const changed = (Object.keys(patch) as (keyof TurnOutlineEntry)[]).some((key) => patch[key] !== last[key])
-  const entries = changed ? [...state.entries.slice(0, -1), { ...last, ...patch }] : state.entries
+  const entries = changed ? replaceLast(state.entries, { ...last, ...patch }) : state.entries
   return { entries, open }
 }
 
@@ -89,8 +91,9 @@ function closeTurn(state: OutlineState, turn: number): OutlineState {
 
 export const turnOutline: Projection<OutlineState, readonly TurnOutlineEntry[]> = {
   name: 'turnOutline',
-  version: 1,
-  init: () => ({ entries: [], open: undefined }),
+  // 2: entries became a chunked list (1 kept a plain array, copied whole on every change).
+  version: 2,
+  init: () => ({ entries: emptyList(), open: undefined }),
   apply(state, event: StoredEvent) {
     switch (event.type) {
       case 'turn/start':
@@ -107,5 +110,5 @@ export const turnOutline: Projection<OutlineState, readonly TurnOutlineEntry[]> 
         return state
     }
   },
-  view: (state) => state.entries,
+  view: (state) => listItems(state.entries),
 }

@@ -214,6 +214,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const input = { id: parsed.id ?? nanoid(), text: parsed.text, delivery: parsed.delivery }
       const { answer, wrote } = await write<'admit', [InputReceipt | undefined, IdOwner | undefined]>(id, {
         scope: 'inbox',
+        keys: [input.id],
         readFacts: () => Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)]),
         command: ([stored, owner]) => ({ type: 'admit', input, stored, rowOwner: owner }),
         // A new id: no row has it (read), and no input (the receipt is added, not put: an
@@ -234,6 +235,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const input = parseOrThrow(Id, inputId, 'input id')
       const { answer } = await write<'cancel', InputReceipt | undefined>(id, {
         scope: 'inbox',
+        keys: [input],
         readFacts: () => getReceipt(db, input),
         command: (stored) => ({ type: 'cancel', inputId: input, stored }),
         expect: (cached) => expectPending(cached, input),
@@ -248,6 +250,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       // Not news for the runner: an edit (like a cancel) never restarts a stopped session.
       const { answer } = await write<'edit', InputReceipt | undefined>(id, {
         scope: 'inbox',
+        keys: [input],
         readFacts: () => getReceipt(db, input),
         command: (stored) => ({ type: 'edit', inputId: input, text, stored }),
         expect: (cached) => expectPending(cached, input),
@@ -296,6 +299,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       // read inside the write transaction, together with the session row.
       const ids = rowIdsCreated(parsed)
       const { answer } = await write<'append', (IdOwner | undefined)[]>(id, {
+        keys: ids,
         readFacts: () => idOwners(db, ids),
         command: (owners) => ({ type: 'append', events: parsed, owners }),
         expect: () => ({ facts: ids.map(() => undefined), holds: (owners) => owners.every((o) => !o) }),

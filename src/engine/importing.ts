@@ -7,6 +7,7 @@
  * @example
  *   const written = await importTranscriptInto(db, { text, name: 'a.jsonl' }, Date.now)
  */
+import { listFrom } from '../core/chunked-list'
 import type { Folds } from '../core/folds'
 import { initTranscript } from '../core/transcript'
 import type { OutlineState } from '../core/turn-outline'
@@ -36,7 +37,7 @@ export function importedFoldStates(rows: readonly SessionMessage[]): Folds {
   const outline = rowsOutline(rows)
   return {
     transcript: { ...initTranscript(), lastTurn: outline.at(-1)?.turn ?? 0 },
-    turnOutline: { entries: outline, open: undefined } as OutlineState,
+    turnOutline: { entries: listFrom(outline), open: undefined } satisfies OutlineState,
     usage: rowsUsage(rows),
   }
 }

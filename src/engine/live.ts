@@ -6,7 +6,7 @@
  * When a durable `assistant/delta` lands, the text it carries is taken off the front of the
  * buffer: the runner persists what it showed, in order, so what remains is still ahead of the log.
  */
-import { applyTranscript, type TranscriptState } from '../core/transcript'
+import { applyTranscript, openRowOf, type TranscriptState } from '../core/transcript'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { SessionMessage } from '../schema/messages'
 
@@ -60,7 +60,7 @@ export function createLiveBuffer(): LiveBuffer {
       const rows: SessionMessage[] = []
       let folded = state
       for (const [messageId, buffer] of unflushed) {
-        if (!Object.hasOwn(folded.open, messageId) || folded.open[messageId]?.status !== 'streaming') {
+        if (openRowOf(folded, messageId)?.status !== 'streaming') {
           unflushed.delete(messageId)
           continue
         }

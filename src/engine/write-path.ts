@@ -5,7 +5,10 @@
  * same readwrite transaction, and then publishes the new state to watchers and peers. Seqs come
  * from the session row inside the transaction, so engines sharing a database never collide.
  *
- * Every write goes through `write`, so a batcher (group commit) wraps one function.
+ * Group commit (docs/decisions/0010): writes to one session that arrive while its transaction is
+ * in flight wait in a queue and then commit together, in one readwrite transaction: each is
+ * decided in arrival order on the state its predecessors left, a refused one fails alone, and
+ * every call resolves only once the transaction holding it committed.
  *
  * @example
  *   const { answer: receipt } = await writes.write(sessionId, {
@@ -23,6 +26,7 @@ import {
   type SessionState,
 } from '../core/decide'
 import { isSessionlineError } from '../schema/errors'
+import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionlineDb, SessionRow } from '../store/db'
 import { addRows, getSessionRow, inInboxWrite, inWrite, isConstraintError } from '../store/transactions'
@@ -39,6 +43,16 @@ export interface WriteSpec<K extends Command['type'], F> {
   command: (facts: F) => CommandOf<K>
   /** What `readFacts` should find if the cache is current, and how to tell it did; none: no guessing. */
   expect?: (cached: Snapshot) => Expectation<F> | undefined
+  /**
+   * The input and row ids `readFacts` reads about. A write whose ids an earlier write of the same
+   * batch touched waits for the next batch: its facts would be read before that write.
+   */
+  keys?: readonly string[]
+  /**
+   * How durable the commit must be. Writes batch only with writes of the same durability, so a
+   * strict write never shares (and never waits for less than) a relaxed commit.
+   */
+  durability?: 'relaxed' | 'strict'
 }
 
 export interface Expectation<F> {
@@ -90,6 +104,44 @@ interface Planned<T> {
   next?: Snapshot
 }
 
+/** Writes decided together in one transaction, at most. */
+const MAX_BATCH = 256
+
+type AnySpec = WriteSpec<Command['type'], unknown>
+
+/** A write waiting in its session's queue. */
+interface Queued {
+  spec: AnySpec
+  resolve: (written: Written<unknown>) => void
+  reject: (error: unknown) => void
+}
+
+interface Queue {
+  items: Queued[]
+  /** A batch of this queue is being committed; new writes wait for the next. */
+  running: boolean
+}
+
+type Outcome = { planned: Planned<unknown> } | { error: unknown }
+
+/** One batch's decisions as one, for publishing: rows and receipts by id, the last version. */
+function merged(plans: readonly Planned<unknown>[]): Decision<unknown> {
+  const rows = new Map<string, SessionMessage>()
+  const receipts = new Map<string, InputReceipt>()
+  for (const { decision } of plans) {
+    for (const row of decision.rows) rows.set(row.id, row)
+    for (const receipt of decision.receipts) receipts.set(receipt.id, receipt)
+  }
+  return {
+    answer: undefined,
+    events: plans.flatMap((p) => p.decision.events),
+    rows: [...rows.values()].sort((a, b) => a.seq - b.seq),
+    receipts: [...receipts.values()],
+    newReceipts: false,
+    createdRowIds: plans.flatMap((p) => p.decision.createdRowIds),
+  }
+}
+
 export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps) {
   /**
    * Runs one write and answers what the command answers; a refusal writes nothing.
@@ -104,7 +156,140 @@ export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps
     sessionId: string,
     spec: WriteSpec<K, F>,
   ): Promise<Written<Answers[K]>> {
-    return cache.use(sessionId, (entry) => writeTo(entry, spec))
+    // Pinned until the write settles: the queue's entry is the one every later call uses.
+    return cache.use(
+      sessionId,
+      (entry) =>
+        new Promise<Written<Answers[K]>>((resolve, reject) => {
+          enqueue(entry, {
+            spec: spec as unknown as AnySpec,
+            resolve: resolve as (written: Written<unknown>) => void,
+            reject,
+          })
+        }),
+    )
+  }
+
+  /** The queues of pinned entries, one per durability (a strict write never rides a relaxed commit). */
+  const queues = new WeakMap<Entry, Map<string, Queue>>()
+
+  function enqueue(entry: Entry, item: Queued): void {
+    const key = item.spec.durability ?? 'default'
+    let byDurability = queues.get(entry)
+    if (!byDurability) {
+      byDurability = new Map()
+      queues.set(entry, byDurability)
+    }
+    let queue = byDurability.get(key)
+    if (!queue) {
+      queue = { items: [], running: false }
+      byDurability.set(key, queue)
+    }
+    queue.items.push(item)
+    if (queue.running) return
+    queue.running = true
+    void drain(entry, queue)
+  }
+
+  /** Commits the queue batch by batch, in arrival order, until it is empty. */
+  async function drain(entry: Entry, queue: Queue): Promise<void> {
+    // Writes issued in the same tick as the first one share its transaction.
+    await Promise.resolve()
+    try {
+      while (queue.items.length > 0) {
+        const batch = queue.items.splice(0, MAX_BATCH)
+        const deferred = await commitBatch(entry, batch)
+        queue.items.unshift(...deferred)
+      }
+    } finally {
+      queue.running = false
+    }
+  }
+
+  /** Settles every write of `batch` but those deferred to the next batch, which it returns. */
+  async function commitBatch(entry: Entry, batch: Queued[]): Promise<Queued[]> {
+    if (batch.length === 1) {
+      await settle(batch[0] as Queued, () => writeTo(entry, (batch[0] as Queued).spec))
+      return []
+    }
+    let together: Awaited<ReturnType<typeof commitTogether>>
+    try {
+      together = await commitTogether(entry, batch)
+    } catch {
+      // The shared transaction failed (a row or input id another engine took meanwhile, a
+      // storage error): nothing of it was written. Each write runs again alone, in order, so
+      // only the one at fault fails.
+      for (const item of batch) await settle(item, () => writeTo(entry, item.spec))
+      return []
+    }
+    together.outcomes.forEach((outcome, i) => {
+      const item = batch[i] as Queued
+      if ('error' in outcome) item.reject(outcome.error)
+      else
+        item.resolve({ answer: outcome.planned.decision.answer, wrote: outcome.planned.next !== undefined })
+    })
+    return batch.slice(together.outcomes.length)
+  }
+
+  async function settle(item: Queued, run: () => Promise<Written<unknown>>): Promise<void> {
+    try {
+      item.resolve(await run())
+    } catch (error) {
+      item.reject(error)
+    }
+  }
+
+  /**
+   * Decides the writes of `batch` one after another, each on the state the previous ones left,
+   * and commits them in one transaction; the facts of all are read together with the session
+   * row. A refusal is that write's outcome and changes nothing. The first write whose `keys`
+   * an earlier one touched ends the batch: it and those after it wait for the next one.
+   */
+  async function commitTogether(entry: Entry, batch: Queued[]) {
+    const sessionId = entry.id
+    await cache.load(entry)
+    const scope = batch.every((item) => item.spec.scope === 'inbox') ? 'inbox' : 'log'
+    const transaction = scope === 'inbox' ? inInboxWrite : inWrite
+    const committed = await transaction(db, async () => {
+      const [row, ...facts] = await Promise.all([
+        getSessionRow(db, sessionId),
+        ...batch.map((item) => item.spec.readFacts?.()),
+      ])
+      if (!row) throw notFound(sessionId)
+      const current = entry.snap
+      const base =
+        current && current.row.rev === row.rev
+          ? current
+          : scope === 'inbox'
+            ? await cache.inboxInTx(sessionId, row, current)
+            : await cache.snapshotInTx(sessionId, row)
+      let state = base
+      const touched = new Set<string>()
+      const outcomes: Outcome[] = []
+      const plans: Planned<unknown>[] = []
+      for (const [i, item] of batch.entries()) {
+        if (item.spec.keys?.some((key) => touched.has(key))) break
+        let planned: Planned<unknown>
+        try {
+          planned = plan(state, item.spec.command(facts[i]))
+        } catch (error) {
+          if (!isSessionlineError(error)) throw error
+          outcomes.push({ error })
+          continue
+        }
+        outcomes.push({ planned })
+        if (!planned.next) continue
+        plans.push(planned)
+        state = planned.next
+        for (const receipt of planned.decision.receipts) touched.add(receipt.id)
+        for (const id of planned.decision.createdRowIds) touched.add(id)
+      }
+      if (plans.length > 0) await persistAll(sessionId, base, state, plans)
+      return { base, state, plans, outcomes, complete: base === current || scope === 'log' }
+    })
+    const { base, state, plans, outcomes, complete } = committed
+    if (plans.length > 0) published(entry, base, { decision: merged(plans), next: state }, complete)
+    return { outcomes }
   }
 
   /** Decides `command` on `base` now; throws the refusal. */
@@ -199,6 +384,38 @@ export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps
     }
     onRows?.(entry.id, change.rows, base.row.headSeq, next.row.headSeq)
     return { answer: decision.answer, wrote: true }
+  }
+
+  /**
+   * Stores the decisions of one batch: the final session row and folds once, the events of all,
+   * new rows and receipts added and changed ones put, in request order (an add precedes the put
+   * that changes the same row or receipt later in the batch).
+   */
+  async function persistAll(
+    sessionId: string,
+    base: Snapshot,
+    next: Snapshot,
+    plans: readonly Planned<unknown>[],
+  ): Promise<void> {
+    const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
+    const events = plans.flatMap((p) => p.decision.events)
+    if (events.length > 0) writes.push(db.events.bulkAdd(events))
+    const freshRows: SessionMessage[] = []
+    const changedRows: SessionMessage[] = []
+    const freshReceipts: InputReceipt[] = []
+    const changedReceipts: InputReceipt[] = []
+    for (const { decision } of plans) {
+      const created = new Set(decision.createdRowIds)
+      for (const row of decision.rows) (created.has(row.id) ? freshRows : changedRows).push(row)
+      ;(decision.newReceipts ? freshReceipts : changedReceipts).push(...decision.receipts)
+    }
+    if (freshRows.length > 0) writes.push(addRows(db, freshRows))
+    if (changedRows.length > 0) writes.push(db.messages.bulkPut(changedRows))
+    if (freshReceipts.length > 0) writes.push(db.inputs.bulkAdd(freshReceipts))
+    if (changedReceipts.length > 0) writes.push(db.inputs.bulkPut(changedReceipts))
+    const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
+    if (states) writes.push(states)
+    await Promise.all(writes)
   }
 
   /** Stores a decision: the session row, events, rows (new ones added), receipts and changed folds. */

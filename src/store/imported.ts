@@ -16,6 +16,7 @@ import type { SessionMessage } from '../schema/messages'
 import type { SessionRecord } from '../schema/records'
 import type { FileFingerprint, ImportOrigin, SessionInfo } from '../schema/session'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow, sessionInfo } from './db'
+import { encodeState } from './projection-state'
 import { addRows, inRead, inWrite } from './transactions'
 
 /** One imported session as it is stored: its id, session record, rows and the folds derived from them. */
@@ -37,13 +38,9 @@ export interface ImportedWrite {
 
 /** The cached fold rows of an imported session. */
 function foldRows(stored: ImportedSession): ProjectionRow[] {
-  return FOLD_NAMES.map((name) => ({
-    sessionId: stored.sessionId,
-    name,
-    version: CACHED_FOLDS[name].version,
-    throughSeq: stored.rows.length,
-    state: stored.folds[name],
-  }))
+  return FOLD_NAMES.flatMap((name) =>
+    encodeState(stored.sessionId, name, CACHED_FOLDS[name].version, stored.rows.length, stored.folds[name]),
+  )
 }
 
 /**

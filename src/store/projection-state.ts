@@ -1,26 +1,32 @@
 /**
  * How cached fold state is laid out in the `projections` table. A state is one row, except that
- * a long array in it (the outline of a 10,000-turn session) is cut into chunk rows: a change
- * near its end then rewrites one chunk, not the whole array, and a long session's appends stay
- * as cheap as a short one's.
+ * a chunked list in it (the turn outline, src/core/chunked-list.ts) or a long array is cut into
+ * chunk rows: a change near its end then rewrites one chunk, not the whole list, and a long
+ * session's appends stay as cheap as a short one's. A list's chunks are compared by identity (a
+ * list never mutates a chunk), so finding what to write costs one comparison per chunk.
  *
  * @example
  *   const rows = encodeState('s', 'turnOutline', 1, 42, state, previousState)
  *   const states = decodeStates(await db.projections.where('[sessionId+name]')…toArray())
  */
+import { type ChunkedList, isChunkedList, LIST_CHUNK, listOfChunks } from '../core/chunked-list'
 import type { ProjectionRow } from './db'
 
-/** Elements per chunk row; arrays up to this length stay inline. */
-export const CHUNK_SIZE = 256
+/** Elements per chunk row; arrays up to this length stay inline. Lists keep their own chunks. */
+export const CHUNK_SIZE = LIST_CHUNK
 
-/** What stands in the head row for a chunked array. */
+/** What stands in the head row for a chunked array (or, with `list`, a chunked list). */
 interface ChunkedArray {
   $chunked: number
   length: number
+  list?: true
 }
 
-/** Arrays known to be stored chunked, so an unchanged chunk of theirs need not be written again. */
-const storedChunked = new WeakSet<readonly unknown[]>()
+/**
+ * Arrays and lists known to be stored chunked, so an unchanged chunk of theirs need not be
+ * written again (one stored inline, or by other means, has no chunk rows to keep).
+ */
+const storedChunked = new WeakSet<object>()
 
 const chunkName = (name: string, key: string, index: number) => `${name}#${key}#${index}`
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -51,8 +57,14 @@ export function encodeState(
   const head: Record<string, unknown> = { ...state }
   const rows: ProjectionRow[] = []
   for (const [key, value] of Object.entries(state)) {
-    if (!Array.isArray(value) || value.length <= CHUNK_SIZE) continue
     const before = isRecord(previous) ? previous[key] : undefined
+    if (isChunkedList(value)) {
+      rows.push(...listChunkRows(sessionId, name, key, version, throughSeq, value, before))
+      head[key] = { $chunked: value.chunks.length, length: value.length, list: true } satisfies ChunkedArray
+      storedChunked.add(value)
+      continue
+    }
+    if (!Array.isArray(value) || value.length <= CHUNK_SIZE) continue
     const reusable = Array.isArray(before) && storedChunked.has(before) ? before : undefined
     const chunks = Math.ceil(value.length / CHUNK_SIZE)
     for (let index = 0; index < chunks; index++) {
@@ -73,6 +85,24 @@ export function encodeState(
   return rows
 }
 
+function listChunkRows(
+  sessionId: string,
+  name: string,
+  key: string,
+  version: number,
+  throughSeq: number,
+  list: ChunkedList<unknown>,
+  before: unknown,
+): ProjectionRow[] {
+  const reusable = isChunkedList(before) && storedChunked.has(before) ? before : undefined
+  const rows: ProjectionRow[] = []
+  list.chunks.forEach((chunk, index) => {
+    if (reusable?.chunks[index] === chunk) return
+    rows.push({ sessionId, name: chunkName(name, key, index), version, throughSeq, state: chunk })
+  })
+  return rows
+}
+
 /** Head rows by name with their chunked arrays put back together (chunk rows are consumed). */
 export function decodeStates(rows: readonly ProjectionRow[]): Map<string, ProjectionRow> {
   const byName = new Map(rows.map((row) => [row.name, row]))
@@ -86,17 +116,18 @@ export function decodeStates(rows: readonly ProjectionRow[]): Map<string, Projec
     let state: Record<string, unknown> | undefined
     for (const [key, value] of Object.entries(row.state)) {
       if (!isChunked(value)) continue
-      const parts: unknown[] = []
+      const chunks: unknown[][] = []
       for (let index = 0; index < value.$chunked; index++) {
         const chunk = byName.get(chunkName(row.name, key, index))?.state
         if (!Array.isArray(chunk)) throw new Error(`projection ${row.name}: chunk ${key}#${index} is missing`)
-        parts.push(...chunk)
+        chunks.push(chunk)
       }
-      if (parts.length !== value.length)
-        throw new Error(`projection ${row.name}: ${key} has ${parts.length} of ${value.length} items`)
+      const decoded = value.list ? listOfChunks(chunks) : chunks.flat()
+      if (decoded.length !== value.length)
+        throw new Error(`projection ${row.name}: ${key} has ${decoded.length} of ${value.length} items`)
       state ??= { ...row.state }
-      state[key] = parts
-      storedChunked.add(parts)
+      state[key] = decoded
+      storedChunked.add(decoded)
     }
     out.set(row.name, state ? { ...row, state } : row)
   }

@@ -6,7 +6,7 @@
 
 /** @typedef {{ reps: number, opsPerRep: number, median: number, perOp: number }} Figure */
 /**
- * @typedef {{ id: string, name: string, op: string, unit: 'ms' | 'MB', sessionline: Figure, raw: Figure,
+ * @typedef {{ id: string, name: string, op: string, unit: 'ms' | 'MB' | 'KB', sessionline: Figure, raw: Figure,
  *   ratio: number | null, target?: number, note?: string }} Comparison
  */
 
@@ -17,7 +17,7 @@ const perOp = (x) => (x >= 1 ? x.toFixed(2) : x >= 0.01 ? x.toFixed(3) : x.toPre
 
 /** @param {Figure} f @param {Comparison['unit']} unit */
 function cell(f, unit) {
-  if (unit === 'MB') return `${fixed(f.median)} MB`
+  if (unit !== 'ms') return `${fixed(f.median)} ${unit}`
   const each = f.opsPerRep > 1 ? ` (${perOp(f.perOp)} ms/op)` : ''
   return `${fixed(f.median)} ms${each}`
 }
@@ -52,4 +52,22 @@ export function markdownTable(comparisons, { judge = true } = {}) {
 /** @param {Comparison[]} comparisons */
 export function missedTargets(comparisons) {
   return comparisons.filter((c) => c.target !== undefined && c.ratio !== null && c.ratio > c.target)
+}
+
+/** @typedef {{ id: string, name: string, turns: number, events: number, value: number, unit: 'events/s', atLeast: number }} FoldFigure */
+
+/**
+ * The fold figures (src/folds.ts): events per CPU-second, judged against their floor.
+ * @param {FoldFigure[]} folds
+ * @returns {string}
+ */
+export function foldTable(folds) {
+  const lines = ['| # | fold | events folded | events/s | target |', '|---|---|---:|---:|---|']
+  for (const f of folds) {
+    const met = f.value >= f.atLeast ? 'met' : 'MISSED'
+    lines.push(
+      `| ${f.id} | ${f.name} | ${f.events.toLocaleString('en')} | ${(f.value / 1e6).toFixed(2)}M | ≥ ${(f.atLeast / 1e6).toFixed(1)}M ${met} |`,
+    )
+  }
+  return lines.join('\n')
 }

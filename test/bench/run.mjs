@@ -19,7 +19,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CHROMIUM, CHROMIUM_ARGS as HEADLESS_ARGS } from '../support/chromium.mjs'
-import { markdownTable, missedTargets } from './report.mjs'
+import { foldTable, markdownTable, missedTargets } from './report.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '../..')
@@ -43,7 +43,7 @@ for (const [i, arg] of argv.entries()) {
 const MODE = flag('--node') ? 'node' : 'browser'
 const PRESET = MODE === 'node' ? 'node' : flag('--quick') ? 'quick' : 'full'
 const OVERRIDES = JSON.parse(option('--config') ?? '{}')
-const DEADLINE_MS = Number(option('--deadline-ms') ?? { full: 10, quick: 4, node: 5 }[PRESET] * 60_000)
+const DEADLINE_MS = Number(option('--deadline-ms') ?? { full: 10, quick: 5, node: 5 }[PRESET] * 60_000)
 const CHROMIUM_ARGS = [
   ...HEADLESS_ARGS,
   // (7) reads `performance.memory` after forced collections; neither flag changes timings.
@@ -339,6 +339,22 @@ async function runInNode(report) {
   ]
 }
 
+// --- folds: events/s in Node, whatever the mode ---------------------------------------------------------
+
+/** @param {Record<string, unknown>} report */
+async function runFolds(report) {
+  const out = path.join(TMP, `folds-${process.pid}.json`)
+  cleanups.push(() => fs.rmSync(out, { force: true }))
+  const request = { turns: [1000, 100_000], samples: PRESET === 'full' ? 5 : 3 }
+  log('folds: replaying generated logs of 1,000 and 100,000 turns in Node')
+  await runNode(
+    ['--expose-gc', '--import', 'tsx', path.join(HERE, 'src/folds.ts'), out, JSON.stringify(request)],
+    DEADLINE_MS - (Date.now() - started) - 5_000,
+    'the fold run',
+  )
+  report.folds = JSON.parse(fs.readFileSync(out, 'utf8')).folds
+}
+
 // --- main ----------------------------------------------------------------------------------------------
 
 /** The commit measured, and the library files that differed from it (a shared tree moves). */
@@ -379,6 +395,7 @@ const report = {
 let exitCode = 0
 try {
   await (MODE === 'node' ? runInNode(report) : runInBrowser(report))
+  await runFolds(report)
 } catch (error) {
   exitCode = 1
   report.error = error instanceof Error ? (error.stack ?? error.message) : String(error)
@@ -412,6 +429,8 @@ console.log(
 if (MODE === 'node')
   console.log('> fake-indexeddb in Node: proves the suite runs; the figures say nothing about speed.\n')
 console.log(table)
+const folds = /** @type {import('./report.mjs').FoldFigure[]} */ (report.folds ?? [])
+if (folds.length) console.log(`\n${foldTable(folds)}`)
 for (const note of /** @type {string[]} */ (report.notes ?? []))
   if (MODE !== 'node') console.log(`\n> ${note}`)
 const missed = missedTargets(comparisons)

@@ -46,7 +46,8 @@ function invalidAfter(state: TranscriptState): SessionEvent[] {
       )
     }
   }
-  for (const [id, row] of Object.entries(state.open)) {
+  for (const row of state.open) {
+    const { id } = row
     out.push({ type: 'user/message', data: { inputId: id, text: 't', delivery: 'steer', source: 'user' } })
     if (row.role === 'assistant' && row.step !== undefined)
       out.push({ type: 'assistant/start', data: { messageId: id, turn: row.turn, step: row.step } })
@@ -55,10 +56,13 @@ function invalidAfter(state: TranscriptState): SessionEvent[] {
       out.push({ type: 'assistant/end', data: { messageId: id, finish: 'stop' } })
     }
   }
-  for (const callId of Object.keys(state.callOwner)) {
-    for (const [id, row] of Object.entries(state.open))
+  const runningCalls = state.open.flatMap((row) =>
+    row.parts.flatMap((part) => (part.type === 'tool' && part.state === 'running' ? [part.callId] : [])),
+  )
+  for (const callId of runningCalls) {
+    for (const row of state.open)
       if (row.status === 'streaming')
-        out.push({ type: 'tool/call', data: { messageId: id, callId, name: 'n', input: 1 } })
+        out.push({ type: 'tool/call', data: { messageId: row.id, callId, name: 'n', input: 1 } })
   }
   if (state.lastTurn > 0 || turn !== null) out.push({ type: 'session/created', data: { title: 'again' } })
   return out

@@ -4,6 +4,7 @@ import { replay } from '../../src/core/projection'
 import {
   applyTranscript,
   initTranscript,
+  openRowOf,
   replayTranscript,
   type TranscriptState,
   transcript,
@@ -200,13 +201,19 @@ describe('transcript fold', () => {
       const next = applyTranscript(state, event)
       expect(state).toEqual(before)
       const changedIds = new Set(next.changed.map((row) => row.id))
-      for (const [id, row] of Object.entries(next.state.open)) {
-        if (changedIds.has(id)) expect(row).toBe(next.changed.find((r) => r.id === id))
-        else expect(row).toBe(state.open[id])
+      for (const row of next.state.open) {
+        if (changedIds.has(row.id)) expect(row).toBe(next.changed.find((r) => r.id === row.id))
+        else expect(row).toBe(openRowOf(state, row.id))
       }
+      // Open rows stay in seq order.
+      expect(next.state.open.map((r) => r.seq)).toEqual(
+        [...next.state.open.map((r) => r.seq)].sort((a, b) => a - b),
+      )
       // Rows never change seq, and `changed` is in seq order.
-      for (const row of next.changed)
-        if (Object.hasOwn(state.open, row.id)) expect(row.seq).toBe(state.open[row.id]!.seq)
+      for (const row of next.changed) {
+        const before = openRowOf(state, row.id)
+        if (before) expect(row.seq).toBe(before.seq)
+      }
       expect(next.changed.map((r) => r.seq)).toEqual(
         [...next.changed.map((r) => r.seq)].sort((a, b) => a - b),
       )
@@ -218,8 +225,7 @@ describe('transcript fold', () => {
     fc.assert(
       fc.property(arbSessionLog({ openTail: false }), (log) => {
         const { state } = foldStepwise(stamp(log, 's'))
-        expect(state.open).toEqual({})
-        expect(state.callOwner).toEqual({})
+        expect(state.open).toEqual([])
         expect(state.openTurn).toBeNull()
         expect(state.openStep).toBeNull()
       }),
@@ -301,11 +307,12 @@ describe('transcript rows', () => {
 
   test('a row stays open while a tool runs and leaves when the result comes', () => {
     const beforeResult = replay(transcript, events.slice(0, 10))
-    expect(Object.keys(beforeResult.open)).toEqual(['m-1'])
-    expect(beforeResult.callOwner).toEqual({ 'c-1': 'm-1' })
+    expect(beforeResult.open.map((row) => row.id)).toEqual(['m-1'])
+    expect(
+      beforeResult.open[0]!.parts.filter((p) => p.type === 'tool' && p.state === 'running'),
+    ).toHaveLength(1)
     const afterResult = replay(transcript, events.slice(0, 11))
-    expect(afterResult.open).toEqual({})
-    expect(afterResult.callOwner).toEqual({})
+    expect(afterResult.open).toEqual([])
   })
 
   test('an aborted turn interrupts the row still streaming', () => {
@@ -352,11 +359,11 @@ describe('transcript rows', () => {
       's',
     )
     const state = replay(transcript, tricky)
-    expect(Object.keys(state.open)).toEqual(['__proto__'])
-    expect(Object.getPrototypeOf(state.open)).toBe(Object.prototype)
-    expect(state.callOwner).toEqual(JSON.parse('{"constructor":"__proto__"}'))
+    expect(state.open.map((row) => row.id)).toEqual(['__proto__'])
+    expect(openRowOf(state, 'constructor')).toBeUndefined()
+    expect(Object.getPrototypeOf(state.open[0])).toBe(Object.prototype)
     const copy = structuredClone(state)
-    expect(Object.keys(copy.open)).toEqual(['__proto__'])
+    expect(copy.open.map((row) => row.id)).toEqual(['__proto__'])
     const [result] = stamp(
       [{ type: 'tool/result', data: { callId: 'constructor', output: 1, isError: false } }],
       's',

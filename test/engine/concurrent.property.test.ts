@@ -413,10 +413,10 @@ class Scenario {
     let lastTurn = fold.lastTurn
     let openStep = fold.openStep
     let lastStep = fold.lastStep
-    const streaming = Object.values(fold.open)
-      .filter((row) => row.status === 'streaming')
-      .map((row) => row.id)
-    const running = Object.keys(fold.callOwner)
+    const streaming = fold.open.filter((row) => row.status === 'streaming').map((row) => row.id)
+    const running = fold.open.flatMap((row) =>
+      row.parts.flatMap((part) => (part.type === 'tool' && part.state === 'running' ? [part.callId] : [])),
+    )
     const events: SessionEvent[] = []
     // Without the known-defect generators, a pool id creates at most one row per append.
     const usedHere = new Set<string>()

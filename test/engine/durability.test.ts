@@ -211,6 +211,6 @@ describe('cold open', () => {
     const stored = await check.projections.get([id, 'turnOutline'])
     const session = await check.sessions.get(id)
     check.close()
-    expect(stored).toMatchObject({ version: 1, throughSeq: session?.headSeq })
+    expect(stored).toMatchObject({ version: turnOutline.version, throughSeq: session?.headSeq })
   })
 })

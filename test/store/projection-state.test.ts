@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
+import { appendItem, emptyList, LIST_CHUNK, listItems, replaceLast } from '../../src/core/chunked-list'
 import type { ProjectionRow } from '../../src/store/db'
 import { CHUNK_SIZE, decodeStates, encodeState } from '../../src/store/projection-state'
 
@@ -82,4 +83,39 @@ test('a missing chunk is an error, not a silently shorter state', () => {
     entries: Array.from({ length: CHUNK_SIZE * 2 }, (_, n) => n),
   })
   expect(() => decodeStates(rows.filter((row) => !row.name.endsWith('#1')))).toThrow(/missing/)
+})
+
+test('incremental writes of a chunked list decode to the current list and write only the chunks that changed', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(step, fc.constant({ kind: 'same' as const })), { maxLength: 30 }),
+      fc.boolean(),
+      (steps, reloadEachTime) => {
+        const table = store()
+        let counter = 0
+        let state = { entries: emptyList<{ n: number }>(), open: undefined as { n: number } | undefined }
+        table.put(encodeState('s', 'outline', 1, 0, state))
+        let stored: unknown = state
+        for (const s of steps) {
+          let entries = state.entries
+          if (s.kind === 'push') for (let i = 0; i < s.n; i++) entries = appendItem(entries, { n: counter++ })
+          else if (s.kind === 'replaceLast') entries = replaceLast(entries, { n: counter++ })
+          // A list changes only at its end; replaceAt stands for "nothing else moves" here.
+          const next = s.kind === 'same' ? state : { entries, open: { n: counter } }
+          const written = encodeState('s', 'outline', 1, 0, next, stored)
+          // Chunks the previous list shares by identity are not written again.
+          const before = (stored as typeof state).entries
+          const expectedChunks = next.entries.chunks.filter((chunk, i) => before.chunks[i] !== chunk).length
+          expect(written.filter((row) => row.name.includes('#'))).toHaveLength(expectedChunks)
+          table.put(written)
+          const decoded = decodeStates(table.read()).get('outline')?.state as typeof state
+          expect(listItems(decoded.entries)).toEqual(listItems(next.entries))
+          expect(decoded.entries.chunks.slice(0, -1).every((c) => c.length === LIST_CHUNK)).toBe(true)
+          state = reloadEachTime ? decoded : next
+          stored = state
+        }
+      },
+    ),
+    { seed: 7, numRuns: 200 },
+  )
 })

@@ -13,6 +13,11 @@ export const BenchConfig = z.strictObject({
   appendTurns: count,
   appendsPerTurn: count,
   eventsPerAppend: count.max(10_000),
+  /** (1c) admits issued at once per repetition (the raw side: as many concurrent puts). */
+  concurrentAdmits: count,
+  /** (8) streamed answers per run, each `streamKb` KB in 1 KB deltas (one append per delta). */
+  streamReps: count,
+  streamKb: count,
   /** (3) promotions timed per repetition. */
   promoteCalls: count,
   /** Repetitions of (1)–(3); sides alternate order every repetition. */
@@ -48,6 +53,9 @@ export const FULL: BenchConfig = {
   appendTurns: 5,
   appendsPerTurn: 5,
   eventsPerAppend: 200,
+  concurrentAdmits: 200,
+  streamReps: 3,
+  streamKb: 200,
   promoteCalls: 150,
   writeReps: 7,
   seedTurns: 10_000,
@@ -73,6 +81,7 @@ export const QUICK: BenchConfig = {
   appendTurns: 2,
   promoteCalls: 50,
   writeReps: 3,
+  streamReps: 1,
   seedTurns: 1000,
   coldReps: 5,
   tailReads: 20,
@@ -93,6 +102,8 @@ export const NODE: BenchConfig = {
   appendsPerTurn: 2,
   promoteCalls: 10,
   writeReps: 2,
+  concurrentAdmits: 40,
+  streamKb: 20,
   seedTurns: 200,
   seedTurnsPerWrite: 100,
   coldReps: 3,

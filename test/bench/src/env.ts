@@ -9,6 +9,8 @@ export interface BenchEnv {
   /** What every engine of the run gets besides its database name (Node: fake-indexeddb). */
   engine: Pick<EngineOptions, 'indexedDB' | 'IDBKeyRange'>
   log(message: string): void
+  /** The object store class whose put and add (8) counts bytes through. */
+  objectStore: { prototype: IDBObjectStore }
 }
 
 /** Database names, one per side; the long session has its own pair so writes never touch it. */

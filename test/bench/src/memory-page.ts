@@ -32,6 +32,7 @@ const env: BenchEnv = {
   dexie: { indexedDB, IDBKeyRange },
   engine: { indexedDB, IDBKeyRange },
   log: (message) => console.info(`[bench memory] ${message}`),
+  objectStore: IDBObjectStore,
 }
 
 const seed = (side: 'sessionline' | 'raw', config: unknown) =>

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import * as Comlink from 'comlink'
-import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import { IDBKeyRange, IDBObjectStore, indexedDB } from 'fake-indexeddb'
 import { connect } from '../../../src/index'
 import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
@@ -25,6 +25,7 @@ const env: BenchEnv = {
   dexie: { indexedDB, IDBKeyRange },
   engine: { indexedDB, IDBKeyRange },
   log: (message) => console.error(`[bench node] ${message}`),
+  objectStore: IDBObjectStore,
 }
 
 const gc = (globalThis as { gc?: () => void }).gc

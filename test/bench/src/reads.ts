@@ -25,7 +25,12 @@ export async function runReads(env: BenchEnv, cfg: BenchConfig): Promise<Compari
     )
     out.push(
       compare(
-        { id: '4b', name: `tail page of ${cfg.tailLimit}, engine already open`, op: 'page', target: 2 },
+        {
+          id: 'tail-warm',
+          name: `tail page of ${cfg.tailLimit}, engine already open`,
+          op: 'page',
+          target: 2,
+        },
         warm.sessionline,
         warm.raw,
       ),
@@ -73,9 +78,10 @@ async function benchColdOpen(env: BenchEnv, cfg: BenchConfig): Promise<Compariso
   return [
     compare(
       {
-        id: '4',
+        id: 'cold-open-outline',
         name: `cold open: tail ${limit} + outline of ${session}`,
         op: 'open',
+        target: 3,
         note: `a new engine; raw: a new Dexie connection reading the last ${limit} rows`,
       },
       cold.sessionline,
@@ -83,7 +89,7 @@ async function benchColdOpen(env: BenchEnv, cfg: BenchConfig): Promise<Compariso
     ),
     compare(
       {
-        id: '4a',
+        id: 'cold-open-tail',
         name: `cold open: tail ${limit} only, ${session}`,
         op: 'open',
         target: 2,
@@ -122,9 +128,10 @@ async function benchLoadThrough(engine: Engine, raw: ReturnType<typeof openRaw>,
   )
   return compare(
     {
-      id: '5',
+      id: 'loadThrough',
       name: `loadThrough ${cfg.loadRows.toLocaleString('en')} rows back, pages of ${cfg.pageSize}`,
       op: `page of ${cfg.pageSize}`,
+      target: 1.3,
       note: `one loadThrough call; raw: ${pages} reverse range reads of ${cfg.pageSize}, one transaction each`,
     },
     load.sessionline,
@@ -179,7 +186,7 @@ export async function benchComlinkTail(remote: RemoteTails, cfg: BenchConfig): P
   )
   return compare(
     {
-      id: '6',
+      id: 'tail-comlink',
       name: `tail page of ${cfg.tailLimit} through Comlink, from the page`,
       op: 'page',
       target: 2,

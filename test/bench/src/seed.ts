@@ -113,7 +113,7 @@ export function memoryComparisons(sl: SeedResult, raw: SeedResult): Comparison[]
   const out: Comparison[] = [
     compare(
       {
-        id: '7a',
+        id: 'seed',
         name: `seed ${ofTurns} (${(raw.rows ?? 0).toLocaleString('en')} rows) in writes of whole turns`,
         op: 'turn',
         note: 'informational: sessionline validates, folds and appends events; raw writes prepared events and rows',
@@ -127,7 +127,7 @@ export function memoryComparisons(sl: SeedResult, raw: SeedResult): Comparison[]
   out.push(
     compare(
       {
-        id: '7b',
+        id: 'heap-after-seed',
         name: `heap retained after seeding ${ofTurns}`,
         op: 'MB',
         unit: 'MB',
@@ -138,7 +138,7 @@ export function memoryComparisons(sl: SeedResult, raw: SeedResult): Comparison[]
     ),
     compare(
       {
-        id: '7c',
+        id: 'heap-after-cold-open',
         name: `heap retained after a cold open of ${ofTurns}`,
         op: 'MB',
         unit: 'MB',

@@ -20,10 +20,10 @@ export interface Comparison {
   name: string
   /** What one operation is, e.g. "append of 200 events". */
   op: string
-  unit: 'ms' | 'MB'
+  unit: 'ms' | 'MB' | 'KB'
   sessionline: Figure
   raw: Figure
-  /** sessionline.median / raw.median (null when raw is too close to zero to divide by: under 1 µs or 0.05 MB). */
+  /** sessionline.median / raw.median (null when raw is too close to zero to divide by: under 1 µs, 0.05 MB or 0.05 KB). */
   ratio: number | null
   /** The ratio sessionline aims to stay at or under, when there is one. */
   target?: number
@@ -57,7 +57,7 @@ export function compare(
   raw: Figure,
 ): Comparison {
   const unit = head.unit ?? 'ms'
-  const floor = unit === 'MB' ? 0.05 : 0.001
+  const floor = unit === 'ms' ? 0.001 : 0.05
   const ratio = raw.median < floor ? null : Math.round((sessionline.median / raw.median) * 100) / 100
   return { ...head, unit, sessionline, raw, ratio }
 }

@@ -18,6 +18,7 @@ const env: BenchEnv = {
   dexie: { indexedDB, IDBKeyRange },
   engine: { indexedDB, IDBKeyRange },
   log: (message) => console.info(`[bench worker] ${message}`),
+  objectStore: IDBObjectStore,
 }
 
 let served: { engine: Engine; raw: RawTailService } | undefined

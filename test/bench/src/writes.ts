@@ -18,7 +18,7 @@ import {
   type RawDb,
   receipt,
 } from './raw'
-import { type Comparison, compare, measureSides, timed } from './stats'
+import { type Comparison, compare, type Figure, measureSides, timed } from './stats'
 
 export async function runWrites(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
   const engine = await freshEngine(env, DB.writesSl)
@@ -26,11 +26,15 @@ export async function runWrites(env: BenchEnv, cfg: BenchConfig): Promise<Compar
   try {
     env.log('(1) admit')
     const admits = await benchAdmit(engine, raw, cfg)
+    env.log('(1c) admits issued at once')
+    const concurrent = await benchAdmitConcurrent(engine, raw, cfg)
     env.log('(2) batched append')
     const append = await benchAppend(engine, raw, cfg)
     env.log('(3) promote')
     const promote = await benchPromote(engine, raw, cfg)
-    return [...admits, append, promote]
+    env.log('(8) one long answer streamed in 1 KB deltas')
+    const stream = await benchStream(env, engine, cfg)
+    return [...admits, concurrent, append, promote, ...stream]
   } finally {
     await engine.close()
     raw.close()
@@ -59,10 +63,10 @@ async function benchAdmit(engine: Engine, raw: RawDb, cfg: BenchConfig): Promise
   return [
     compare(
       {
-        id: '1',
+        id: 'admit',
         name: 'admit, one durable receipt per call',
         op: 'admit',
-        target: 1.5,
+        target: 1.3,
         note: 'raw: one inputs.put per transaction',
       },
       figures.sessionline,
@@ -70,7 +74,7 @@ async function benchAdmit(engine: Engine, raw: RawDb, cfg: BenchConfig): Promise
     ),
     compare(
       {
-        id: '1b',
+        id: 'admit-like-raw',
         name: 'admit vs raw doing the same reads',
         op: 'admit',
         note: 'raw: get input by id + get session, put receipt + put session, one transaction',
@@ -132,7 +136,7 @@ async function benchAppend(engine: Engine, raw: RawDb, cfg: BenchConfig): Promis
   )
   return compare(
     {
-      id: '2',
+      id: 'append',
       name: `append a streamed turn, ${cfg.eventsPerAppend} events per append`,
       op: `append of ${cfg.eventsPerAppend} events`,
       target: 2,
@@ -178,7 +182,7 @@ async function benchPromote(engine: Engine, raw: RawDb, cfg: BenchConfig): Promi
   )
   return compare(
     {
-      id: '3',
+      id: 'promote',
       name: "promote 'settled': open a turn with one pending steer",
       op: 'promote',
       note: 'raw: get session + input, add turn/start + user/message, put row, receipt and session',
@@ -186,4 +190,158 @@ async function benchPromote(engine: Engine, raw: RawDb, cfg: BenchConfig): Promi
     figures.sessionline,
     figures.raw,
   )
+}
+
+async function benchAdmitConcurrent(engine: Engine, raw: RawDb, cfg: BenchConfig): Promise<Comparison> {
+  const n = cfg.concurrentAdmits
+  const text = (i: number) => prose(i, 100)
+  const figures = await measureSides(
+    {
+      sessionline: async (rep) => {
+        const { id } = await engine.createSession({ id: newSessionId('burst', rep) })
+        return () =>
+          timed(() =>
+            Promise.all(
+              Array.from({ length: n }, (_, i) =>
+                engine.admit(id, { id: `${id}-in${i}`, text: text(i), delivery: 'steer' }),
+              ),
+            ),
+          )
+      },
+      raw: async (rep) => {
+        const { id } = await createRawSession(raw, newSessionId('burst', rep), clock())
+        return () =>
+          timed(() =>
+            Promise.all(
+              Array.from({ length: n }, (_, i) =>
+                putReceipt(raw, receipt(id, `${id}-in${i}`, i + 1, text(i), clock())),
+              ),
+            ),
+          )
+      },
+    },
+    { reps: cfg.writeReps, steps: 1, opsPerRep: n, warmup: true },
+  )
+  return compare(
+    {
+      id: 'admit-concurrent',
+      name: `${n} admits issued at once`,
+      op: 'admit',
+      target: 0.2,
+      note: `raw: ${n} concurrent inputs.put, one transaction each`,
+    },
+    figures.sessionline,
+    figures.raw,
+  )
+}
+
+/**
+ * Bytes handed to IndexedDB while `run` runs, estimated from the values written (their JSON
+ * length: close to the structured clone's size for text-heavy rows). Counts every put and add
+ * of this realm, whoever issues it.
+ */
+async function bytesWritten(env: BenchEnv, run: () => Promise<void>): Promise<number> {
+  const proto = env.objectStore.prototype
+  const { put, add } = proto
+  let bytes = 0
+  const count = (value: unknown) => {
+    bytes += JSON.stringify(value)?.length ?? 0
+  }
+  proto.put = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+    count(value)
+    return put.call(this, value, key)
+  }
+  proto.add = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+    count(value)
+    return add.call(this, value, key)
+  }
+  try {
+    await run()
+  } finally {
+    proto.put = put
+    proto.add = add
+  }
+  return bytes
+}
+
+const p95 = (xs: readonly number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0
+}
+
+/** A figure of one number (a byte count, a percentile) for `compare`. */
+const single = (value: number, reps: number): Figure => ({
+  reps,
+  opsPerRep: 1,
+  median: value,
+  perOp: value,
+  min: value,
+  max: value,
+  all: [value],
+})
+
+/**
+ * (8) One answer of `streamKb` KB streamed the way the runner flushes it: one append per 1 KB
+ * delta. Bytes written to IndexedDB ÷ the answer's bytes, and the p95 flush near the end of the
+ * answer ÷ the p95 flush of its first KBs.
+ */
+async function benchStream(env: BenchEnv, engine: Engine, cfg: BenchConfig): Promise<Comparison[]> {
+  const deltas = cfg.streamKb
+  const window = Math.max(5, Math.floor(deltas / 10))
+  const early: number[] = []
+  const late: number[] = []
+  let written = 0
+  let answer = 0
+  for (let rep = 0; rep < cfg.streamReps; rep++) {
+    const { id } = await engine.createSession({ id: newSessionId('stream', rep) })
+    await engine.admit(id, { id: `${id}-in1`, text: promptText(1), delivery: 'steer' })
+    await engine.promote(id, 'settled')
+    const messageId = `${id}-m1`
+    written += await bytesWritten(env, async () => {
+      await engine.append(id, [
+        { type: 'step/start', data: { turn: 1, step: 1 } },
+        { type: 'assistant/start', data: { messageId, turn: 1, step: 1 } },
+      ])
+      for (let i = 0; i < deltas; i++) {
+        const text = prose(i, 1024)
+        answer += text.length
+        const ms = await timed(() =>
+          engine.append(id, [{ type: 'assistant/delta', data: { messageId, text } }]),
+        )
+        if (i < window) early.push(ms)
+        if (i >= deltas - window) late.push(ms)
+      }
+      await engine.append(id, [
+        { type: 'assistant/end', data: { messageId, finish: 'stop', usage: { input: 10, output: 10 } } },
+        { type: 'step/end', data: { turn: 1, step: 1, usage: { input: 10, output: 10 } } },
+        { type: 'turn/end', data: { turn: 1, reason: 'completed' } },
+      ])
+    })
+  }
+  const kb = (bytes: number) => Math.round(bytes / 102.4) / 10
+  return [
+    compare(
+      {
+        id: 'stream-bytes',
+        name: `bytes written for a ${cfg.streamKb} KB answer in 1 KB deltas`,
+        op: 'answer',
+        unit: 'KB',
+        target: 3,
+        note: "baseline: the answer's own bytes; written: JSON size of every value put or added",
+      },
+      single(kb(written / cfg.streamReps), cfg.streamReps),
+      single(kb(answer / cfg.streamReps), cfg.streamReps),
+    ),
+    compare(
+      {
+        id: 'stream-flush',
+        name: `p95 delta flush at ${cfg.streamKb} KB vs in the first ${window} KB`,
+        op: 'append of 1 delta',
+        target: 1.5,
+        note: `baseline: p95 of the first ${window} flushes; sessionline: p95 of the last ${window}`,
+      },
+      single(p95(late), late.length),
+      single(p95(early), early.length),
+    ),
+  ]
 }
