@@ -1,5 +1,5 @@
 /**
- * The loaded window of a transcript: one or more segments of its rows (docs/decisions/0009),
+ * The loaded window of a transcript: one or more segments of its rows (docs/decisions/0016),
  * ascending by seq, unique by id. Pure functions: each takes a window and returns the same window
  * when nothing changed, so the snapshot built from it stays the same object.
  *

@@ -5,7 +5,7 @@
  * same readwrite transaction, and then publishes the new state to watchers and peers. Seqs come
  * from the session row inside the transaction, so engines sharing a database never collide.
  *
- * Group commit (docs/decisions/0010): writes to one session that arrive while its transaction is
+ * Group commit (docs/decisions/0014): writes to one session that arrive while its transaction is
  * in flight wait in a queue and then commit together, in one readwrite transaction: each is
  * decided in arrival order on the state its predecessors left, a refused one fails alone, and
  * every call resolves only once the transaction holding it committed.

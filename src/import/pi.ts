@@ -15,7 +15,7 @@
  *
  * Our rules on top: that context is `visible`, every other message `inactive`, a custom
  * message with `display: false` `hidden`; a shell command run with `excludeFromContext`, and a
- * hidden message off the path, are `excludedFromContext` (docs/decisions/0008). An assistant
+ * hidden message off the path, are `excludedFromContext` (docs/decisions/0009). An assistant
  * message that stopped `aborted` or with an `error` keeps its `errorMessage` as text and is
  * `interrupted` or `error`. The title is the session's name, else its first user message in the
  * file (as Pi's session list shows it), whatever a compaction later replaced. A parent id that names no entry makes an orphan root
@@ -290,7 +290,7 @@ function messageRecords(message: JsonObject, at: Emit, out: TranscriptRecord[]):
         visibility: at.visibility(at.key, custom && message.display === false),
         ...(custom ? { isMeta: true } : {}),
         // Shown but never sent (a `!!` command), or never shown and off the path: either way
-        // not the model's context, which `visibility` alone cannot say (docs/decisions/0008).
+        // not the model's context, which `visibility` alone cannot say (docs/decisions/0009).
         ...((role === 'bashExecution' && message.excludeFromContext === true) ||
         (custom && message.display === false && !at.inContext(at.key))
           ? { excludedFromContext: true as const }

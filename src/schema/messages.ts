@@ -61,7 +61,7 @@ export const SessionMessage = z.strictObject({
   delivery: Delivery.optional(),
   /** Imported: a slash command the user ran, by name and arguments. */
   command: z.strictObject({ name: z.string(), args: z.string() }).optional(),
-  /** Imported: shown to the user but never sent to the model (docs/decisions/0008). */
+  /** Imported: shown to the user but never sent to the model (docs/decisions/0009). */
   excludedFromContext: z.literal(true).optional(),
 })
 export type SessionMessage = z.infer<typeof SessionMessage>

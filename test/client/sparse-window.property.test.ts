@@ -1,5 +1,5 @@
 /**
- * Sparse windows (docs/decisions/0009), as a property: random sequences of jumpTo, loadOlder,
+ * Sparse windows (docs/decisions/0016), as a property: random sequences of jumpTo, loadOlder,
  * loadThrough, gap extends from either end, admissions, promotions and streaming on sessions of
  * up to 1,000 turns. After every step the snapshot's rows are checked against the rows read
  * straight from the engine: every segment is contiguous (it holds exactly the engine's rows of

@@ -1,5 +1,5 @@
 /**
- * Group commit (docs/decisions/0010): writes issued at once are committed together, and yet each
+ * Group commit (docs/decisions/0014): writes issued at once are committed together, and yet each
  * call answers as if it had run alone, in the order it was issued. A refused or conflicting write
  * fails alone; seqs stay dense; two engines racing on one database still agree.
  */

@@ -1,5 +1,5 @@
 /**
- * The engine's full-text index (docs/decisions/0008): one MiniSearch index per session, cut into
+ * The engine's full-text index (docs/decisions/0015): one MiniSearch index per session, cut into
  * segments of at most SEGMENT_DOCS rows so a write rewrites one segment, persisted in the `search`
  * table and checked against the session row before every use:
  *

@@ -1,5 +1,5 @@
 /**
- * One-off comparison of full-text libraries on our rows (docs/decisions/0008): MiniSearch,
+ * One-off comparison of full-text libraries on our rows (docs/decisions/0015): MiniSearch,
  * FlexSearch and Orama, each fed the same 100,000 documents made from the seeded turns (the
  * text of prompts, answers, tool input and output) with our tokenizer and folding, measured
  * for build time, query latency (p50/p95 over prefix and fuzzy queries), serialized size and
