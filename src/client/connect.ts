@@ -25,7 +25,7 @@ import { isSessionlineError, type SessionlineError } from '../schema/errors'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
 import { type RemoteEngine, workerGone, wrapEngine } from '../wire/remote-engine'
-import { createSessionView, type ViewConnection, type ViewEngine } from './session-view'
+import { createSessionView, VIEW_ENGINE_METHODS, type ViewConnection, type ViewEngine } from './session-view'
 import type { OpenOptions, SessionlineClient, SessionView } from './types'
 
 export interface ConnectOptions {
@@ -253,16 +253,7 @@ export function connect(
 
   /** What views call: always the current worker, so a re-opened view talks to the fresh one. */
   const viewEngine = {} as ViewEngine
-  for (const method of [
-    'page',
-    'pending',
-    'projection',
-    'watch',
-    'admit',
-    'cancel',
-    'edit',
-    'interrupt',
-  ] as const)
+  for (const method of VIEW_ENGINE_METHODS)
     (viewEngine as unknown as Record<string, Call>)[method] = through(method)
 
   const client = {} as SessionlineClient

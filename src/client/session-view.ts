@@ -57,10 +57,20 @@ import {
 const JUMP_CONTEXT = DEFAULT_PAGE_LIMIT
 
 /** What a view needs of an engine (a `SessionlineClient` or an in-process `Engine`). */
-export type ViewEngine = Pick<
-  Engine,
-  'page' | 'loadThrough' | 'pending' | 'projection' | 'watch' | 'admit' | 'cancel' | 'edit' | 'interrupt'
->
+export type ViewEngine = Pick<Engine, (typeof VIEW_ENGINE_METHODS)[number]>
+
+/** The engine methods a view calls (`connect` routes exactly these to the current worker). */
+export const VIEW_ENGINE_METHODS = [
+  'page',
+  'loadThrough',
+  'pending',
+  'projection',
+  'watch',
+  'admit',
+  'cancel',
+  'edit',
+  'interrupt',
+] as const satisfies readonly (keyof Engine)[]
 
 /**
  * How `connect` tells a view about its worker: gone with a fresh one on its way, answering
