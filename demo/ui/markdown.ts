@@ -67,7 +67,9 @@ export class StreamingMarkdown {
   update(text: string): MarkdownUpdate {
     if (text === this.text) return { reset: false, completed: [], tail: this.tailHtml }
     let reset = false
-    if (!text.startsWith(this.text.slice(0, this.tailStart))) {
+    // Kept blocks hold only while the text grows at its end: a completed block is final because
+    // the lines after it stay (a paragraph before "```" would be a heading before "---").
+    if (!text.startsWith(this.text)) {
       reset = this.completedCount > 0
       this.tailStart = 0
       this.completedCount = 0
