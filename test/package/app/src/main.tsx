@@ -2,7 +2,7 @@
 import { useState } from 'react'
 import { createRoot } from 'react-dom/client'
 // #region In a Vite app
-import { connect, type SessionView } from 'sessionline'
+import { chatRows, connect, type SessionView } from 'sessionline'
 import { useSessionView } from 'sessionline/react'
 
 // The shipped default worker: an engine on the database `sessionline`, with no model until the
@@ -22,7 +22,8 @@ const view = client.open(sessionId) // synchronous; loads the tail in the backgr
 // #endregion In a Vite app
 
 function App({ view }: { view: SessionView }) {
-  const rows = useSessionView(view, (snapshot) => snapshot.rows)
+  // chatRows: the rows without gap markers (a linear list); the same rows give the same array.
+  const rows = useSessionView(view, (snapshot) => chatRows(snapshot.rows))
   const [text, setText] = useState('')
   return (
     <main>
