@@ -1,10 +1,11 @@
 // `npm run test:e2e`: build the demo, run the Chromium tests against it, and always clean up —
 // under a hard deadline that kills, by pid, everything this run started.
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { killProcessesNaming } from '../support/processes.mjs'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const bin = (name) => join(root, 'node_modules', '.bin', name)
@@ -27,29 +28,13 @@ function run(command, args, extraEnv = {}) {
   })
 }
 
-/** Every process whose command line names this run's folder (the browsers), by pid. */
-function killStragglers() {
-  try {
-    const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-    for (const line of out.split('\n')) {
-      if (!line.includes(runDir)) continue
-      const pid = Number.parseInt(line.trim(), 10)
-      if (pid > 0 && pid !== process.pid) {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {}
-      }
-    }
-  } catch {}
-}
-
 async function cleanUp() {
   if (current && current.exitCode === null) {
     try {
       process.kill(-current.pid, 'SIGKILL')
     } catch {}
   }
-  killStragglers()
+  killProcessesNaming(runDir) // the browsers, by pid
   await rm(runDir, { recursive: true, force: true, maxRetries: 3 })
 }
 

@@ -1,11 +1,12 @@
 // `npm run test:contract [-- chromium|firefox|webkit]`: build the contract page, run the
 // browser contract in each browser, always clean up — under a hard deadline that kills, by pid,
 // everything this run started (browsers, drivers, Xvfb).
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { killProcessesNaming } from '../../support/processes.mjs'
 
 const root = fileURLToPath(new URL('../../..', import.meta.url))
 const bin = (name) => join(root, 'node_modules', '.bin', name)
@@ -34,18 +35,7 @@ function killStragglers() {
       process.kill(-current.pid, 'SIGKILL')
     } catch {}
   }
-  try {
-    const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-    for (const line of out.split('\n')) {
-      if (!line.includes(runDir)) continue
-      const pid = Number.parseInt(line.trim(), 10)
-      if (pid > 0 && pid !== process.pid) {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {}
-      }
-    }
-  } catch {}
+  killProcessesNaming(runDir)
 }
 
 async function cleanUp() {
