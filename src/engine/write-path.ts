@@ -245,9 +245,14 @@ export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps
    * row. A refusal is that write's outcome and changes nothing. The first write whose `keys`
    * an earlier one touched ends the batch: it and those after it wait for the next one.
    */
-  async function commitTogether(entry: Entry, batch: Queued[]) {
+  async function commitTogether(entry: Entry, batch: Queued[]): Promise<{ outcomes: Outcome[] }> {
     const sessionId = entry.id
     await cache.load(entry)
+    const cached = entry.snap
+    if (cached && batch.every((item) => item.spec.expect)) {
+      const guessed = await commitGuessed(entry, cached, batch)
+      if (guessed) return guessed
+    }
     const scope = batch.every((item) => item.spec.scope === 'inbox') ? 'inbox' : 'log'
     const transaction = scope === 'inbox' ? inInboxWrite : inWrite
     const committed = await transaction(db, async () => {
@@ -289,6 +294,68 @@ export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps
     })
     const { base, state, plans, outcomes, complete } = committed
     if (plans.length > 0) published(entry, base, { decision: merged(plans), next: state }, complete)
+    return { outcomes }
+  }
+
+  /**
+   * The batch in one round trip, as `writeTo` does for one write: every write decided on the
+   * cache and the facts its `expect` predicts, the writes issued right behind the reads, and
+   * the transaction aborted if the reads prove any guess wrong. Undefined when a guess cannot be
+   * made (a refusal is only ever answered from the stored state) or did not hold: the careful
+   * path then runs the batch.
+   */
+  async function commitGuessed(
+    entry: Entry,
+    cached: Snapshot,
+    batch: readonly Queued[],
+  ): Promise<{ outcomes: Outcome[] } | undefined> {
+    const sessionId = entry.id
+    let state = cached
+    const touched = new Set<string>()
+    const outcomes: Outcome[] = []
+    const plans: Planned<unknown>[] = []
+    const checks: { expected: Expectation<unknown>; spec: AnySpec }[] = []
+    for (const item of batch) {
+      if (item.spec.keys?.some((key) => touched.has(key))) break
+      const expected = item.spec.expect?.(state)
+      if (!expected) return undefined
+      let planned: Planned<unknown>
+      try {
+        planned = plan(state, item.spec.command(expected.facts))
+      } catch (error) {
+        if (!isSessionlineError(error)) throw error
+        return undefined
+      }
+      outcomes.push({ planned })
+      checks.push({ expected, spec: item.spec })
+      if (!planned.next) continue
+      plans.push(planned)
+      state = planned.next
+      for (const receipt of planned.decision.receipts) touched.add(receipt.id)
+      for (const id of planned.decision.createdRowIds) touched.add(id)
+    }
+    const scope = batch.every((item) => item.spec.scope === 'inbox') ? 'inbox' : 'log'
+    const transaction = scope === 'inbox' ? inInboxWrite : inWrite
+    const held = await transaction(db, async () => {
+      const reads = Promise.all([
+        getSessionRow(db, sessionId),
+        ...checks.map(({ expected, spec }) => (expected.readFacts ?? spec.readFacts)?.()),
+      ])
+      const writes = plans.length > 0 ? persistAll(sessionId, cached, state, plans) : undefined
+      // If we abort below, these fail with the abort; that failure is expected, not news.
+      writes?.catch(() => undefined)
+      const [row, ...facts] = await reads
+      if (row?.rev !== cached.row.rev || checks.some(({ expected }, i) => !expected.holds(facts[i])))
+        throw STALE
+      await writes
+      return true
+    }).catch((error: unknown) => {
+      // An input id stored meanwhile fails its add: the careful path answers replay or conflict.
+      if (error === STALE || isConstraintError(error)) return false
+      throw error
+    })
+    if (!held) return undefined
+    if (plans.length > 0) published(entry, cached, { decision: merged(plans), next: state }, true)
     return { outcomes }
   }
 

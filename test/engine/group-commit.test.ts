@@ -11,6 +11,7 @@ import { isSessionlineError } from '../../src/schema/errors'
 import type { SessionEvent } from '../../src/schema/events'
 import { openDb } from '../../src/store/db'
 import { engineKinds, freshDbName, inProcessEngine } from '../support/engines'
+import { createInterruptibleFactory } from '../support/forced-close'
 
 /** A settled call as comparable data: its answer, or the code of its refusal. */
 type Outcome = { ok: unknown } | { code: string }
@@ -156,6 +157,43 @@ describe.each(engineKinds)('group commit %s', (_, makeEngine) => {
       for (const engine of [a.engine, b.engine]) {
         expect((await engine.pending('s')).map((r) => r.seq)).toEqual(receipts.map((_, i) => i + 1))
       }
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  })
+})
+
+describe('group commit in one round trip', () => {
+  test('a burst of admits on a current cache commits in one readwrite transaction; on a stale cache the guess aborts and the burst is redone once, nothing doubled', async () => {
+    const dbName = freshDbName('guess')
+    const counted = createInterruptibleFactory()
+    const a = await inProcessEngine({ dbName, indexedDB: counted.factory })
+    const b = await inProcessEngine({ dbName })
+    try {
+      await a.engine.createSession({ id: 's' })
+      await a.engine.admit('s', { id: 'warm', text: 'loads the cache' })
+      const burst = (tag: string, n: number) =>
+        Promise.all(Array.from({ length: n }, (_, i) => a.engine.admit('s', { id: `${tag}-${i}`, text: 'hi' })))
+      let before = counted.readwrites
+      const first = await burst('x', 50)
+      expect(counted.readwrites - before).toBe(1)
+      expect(first.map((r) => r.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 2))
+      // Another engine commits: a's cache is behind, its guessed batch aborts, the careful one lands.
+      await b.engine.admit('s', { id: 'from-b', text: 'b' })
+      before = counted.readwrites
+      const second = await burst('y', 50)
+      expect(counted.readwrites - before).toBe(2)
+      expect(second.map((r) => r.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 53))
+      // An id stored meanwhile by b fails the guessed add: the careful path answers it as a conflict.
+      await b.engine.admit('s', { id: 'taken', text: 'b owns it' })
+      const mixed = await Promise.all(
+        ['z-1', 'taken', 'z-2'].map((id) => outcomeOf(a.engine.admit('s', { id, text: 'from a' }))),
+      )
+      expect(mixed.map((o) => ('code' in o ? o.code : 'ok'))).toEqual(['ok', 'conflict', 'ok'])
+      const { receipts } = await storedOf(dbName)
+      expect(receipts).toHaveLength(1 + 50 + 1 + 50 + 1 + 2)
+      expect(dense(receipts.map((r) => r.seq))).toBe(true)
     } finally {
       await a.close()
       await b.close()
