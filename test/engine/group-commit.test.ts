@@ -174,7 +174,9 @@ describe('group commit in one round trip', () => {
       await a.engine.createSession({ id: 's' })
       await a.engine.admit('s', { id: 'warm', text: 'loads the cache' })
       const burst = (tag: string, n: number) =>
-        Promise.all(Array.from({ length: n }, (_, i) => a.engine.admit('s', { id: `${tag}-${i}`, text: 'hi' })))
+        Promise.all(
+          Array.from({ length: n }, (_, i) => a.engine.admit('s', { id: `${tag}-${i}`, text: 'hi' })),
+        )
       let before = counted.readwrites
       const first = await burst('x', 50)
       expect(counted.readwrites - before).toBe(1)

@@ -291,6 +291,15 @@ export function contractSuite(kind: BrowserKind): void {
         // Either way the owner's lock dies with its worker; a killed worker is replaced in its tab.
         if (loss === 'closes') await close(owner)
         else await owner.call('kill')
+        const stalled = !(await heir.call<boolean>('storageAnswers', { dbName: config.dbName, ms: 10_000 }))
+        if (stalled) {
+          // WebKit may leave the readwrite transaction a terminated worker had open alive for as
+          // long as its page lives: every connection of the origin, the heir's included, then
+          // waits for it. Only WebKit is allowed this; closing the owner tab must release it.
+          console.log(`${kind.name}: the database stalled after worker.terminate(); closing the owner tab`)
+          expect(kind.name).toBe('webkit')
+          await close(owner)
+        }
         await heir.call('waitIdle', { ms: 60_000 })
         const report = await heir.call<AuditReport>('audit')
         expect(report.problems).toEqual([])
@@ -300,7 +309,7 @@ export function contractSuite(kind: BrowserKind): void {
         const ends = log.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
         console.log(`${kind.name}: turn ends after the owner tab ${loss}: ${ends.join(', ')}`)
         expect(ends.length).toBeGreaterThanOrEqual(3)
-        if (loss === 'loses its worker') {
+        if (loss === 'loses its worker' && !stalled) {
           // The owner tab's fresh worker serves its view again, and it shows what the heir ran.
           await owner.call('waitHead', { seq: report.headSeq, ms: 20_000 })
           expect((await owner.call<AuditReport>('audit')).problems).toEqual([])

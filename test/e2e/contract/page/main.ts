@@ -368,6 +368,26 @@ const api: Record<string, (args: never) => unknown> = {
     return { at: Date.now(), workersStarted }
   },
   workers: () => workersStarted,
+  /**
+   * Whether the database answers a fresh connection of this page (opened here, not in the
+   * worker) with a read of the session table within `ms`: false when some connection's
+   * transaction holds it.
+   */
+  storageAnswers: ({ dbName, ms }: { dbName: string; ms: number }) =>
+    new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms)
+      const request = indexedDB.open(dbName)
+      request.onerror = () => resolve(false)
+      request.onsuccess = () => {
+        const db = request.result
+        const read = db.transaction(['sessions'], 'readonly').objectStore('sessions').count()
+        read.onsuccess = () => {
+          clearTimeout(timer)
+          db.close()
+          resolve(true)
+        }
+      }
+    }),
   /** Waits until the log has no open turn and nothing pending (the runner finished its work). */
   async waitIdle({ ms }: { ms: number }) {
     const c = need(client, 'client')
