@@ -309,6 +309,12 @@ async function runInBrowser(report) {
       await step('jumps', () => page.evaluate((c) => window.bench?.jumps(c), config))
     ),
   )
+  log('(10) peers: one chat on sessionline, Dexie liveQuery and RxDB')
+  comparisons.push(
+    .../** @type {never[]} */ (
+      await step('peers', () => page.evaluate((c) => window.bench?.peers(c), config), 900_000)
+    ),
+  )
   comparisons.push(
     .../** @type {never[]} */ (
       await page.evaluate(
