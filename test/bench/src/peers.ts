@@ -59,6 +59,8 @@ async function runChat(host: PeerHost, sessionId: string, cfg: PeerSizes, reads:
       for (const side of turnOrder(r)) times[side].admit.push(await sides[side].admit(round.prompts))
       for (const side of turnOrder(r + 1))
         times[side].stream.push(await sides[side].stream(round.reply, round.prompts))
+      const ms = (side: SideName) => `${side} ${Math.round(times[side].stream[r]!)} ms`
+      host.log(`(10) ${sessionId}: reply ${r + 1}/${rounds.length} streamed: ${SIDES.map(ms).join(', ')}`)
     }
     for (const side of SIDES) checkHistory(sides[side].name, await sides[side].history(), history)
     for (const side of SIDES) await sides[side].leave()
