@@ -44,6 +44,12 @@ export const BenchConfig = z.strictObject({
   /** (8) queries timed against the built index, and (9) jumps / hits landed timed. */
   searchQueries: count,
   jumpReps: count,
+  /** (10) peers (src/peers.ts): prompts admitted, replies streamed (one per `peerPrompts / peerReplies` prompts), deltas per reply. */
+  peerPrompts: count,
+  peerReplies: count,
+  peerDeltas: count,
+  /** (10) timed fresh reads of the whole history, and cold opens, per side. */
+  peerReads: count,
 })
 export type BenchConfig = z.infer<typeof BenchConfig>
 
@@ -72,6 +78,10 @@ export const FULL: BenchConfig = {
   searchRows: 100_000,
   searchQueries: 200,
   jumpReps: 7,
+  peerPrompts: 200,
+  peerReplies: 20,
+  peerDeltas: 2000,
+  peerReads: 7,
 }
 
 /** Under two minutes: the same shapes, fewer repetitions, a 1,000-turn session. */
@@ -92,6 +102,11 @@ export const QUICK: BenchConfig = {
   searchRows: 20_000,
   searchQueries: 60,
   jumpReps: 3,
+  // A quarter of the prompts and replies of the full chat, a tenth of each reply: 5 replies of 200 deltas.
+  peerPrompts: 50,
+  peerReplies: 5,
+  peerDeltas: 200,
+  peerReads: 5,
 }
 
 /** fake-indexeddb in Node: only proves every benchmark runs end to end. */
@@ -117,6 +132,10 @@ export const NODE: BenchConfig = {
   searchRows: 1000,
   searchQueries: 10,
   jumpReps: 2,
+  peerPrompts: 6,
+  peerReplies: 2,
+  peerDeltas: 20,
+  peerReads: 2,
 }
 
 export const PRESETS = { full: FULL, quick: QUICK, node: NODE } as const

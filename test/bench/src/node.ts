@@ -7,11 +7,14 @@
  */
 import { writeFileSync } from 'node:fs'
 import * as Comlink from 'comlink'
+import Dexie from 'dexie'
 import { IDBKeyRange, IDBObjectStore, indexedDB } from 'fake-indexeddb'
 import { connect } from '../../../src/index'
 import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
 import { type BenchEnv, DB, LONG_SESSION, openEngine } from './env'
+import { runPeers } from './peers'
+import { servePeerEngine, stopPeerEngine } from './peers-engine'
 import { benchComlinkTail, rawTailService, runReads } from './reads'
 import { runJumps, runSearch } from './search'
 import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
@@ -89,6 +92,34 @@ env.log('(9) jumps (MessageChannel)')
     channel.port2.close()
   }
 }
+
+env.log('(10) peers (MessageChannel)')
+// liveQuery runs only where Dexie finds a global IndexedDB; Node has none but fake-indexeddb's.
+Dexie.dependencies.indexedDB = indexedDB
+Dexie.dependencies.IDBKeyRange = IDBKeyRange
+comparisons.push(
+  ...(await runPeers(
+    {
+      dexie: env.dexie,
+      log: env.log,
+      async connectEngine(fresh) {
+        const channel = new MessageChannel()
+        await servePeerEngine(env, channel.port1, fresh)
+        const client = connect(channel.port2)
+        return {
+          client,
+          async close() {
+            await client.close()
+            await stopPeerEngine()
+            channel.port1.close()
+            channel.port2.close()
+          },
+        }
+      },
+    },
+    cfg,
+  )),
+)
 
 writeFileSync(
   out,

@@ -6,6 +6,8 @@ import * as Comlink from 'comlink'
 import { connect } from '../../../src/index'
 import { BenchConfig, resolveConfig } from './config'
 import { LONG_SESSION } from './env'
+import { runPeers } from './peers'
+import type { EngineLink } from './peers-sessionline'
 import { benchComlinkTail, type RawTailService } from './reads'
 import { runJumps } from './search'
 import { memoryComparisons, type SeedResult } from './seed'
@@ -56,6 +58,25 @@ async function jumps(config: unknown) {
   }
 }
 
+/** (10) on the page, where an app's UI lives: sessionline through `connect`, the peers in the page. */
+function peers(config: unknown) {
+  const connectEngine = async (fresh: boolean): Promise<EngineLink> => {
+    const channel = new MessageChannel()
+    await remote.servePeer(Comlink.transfer(channel.port2, [channel.port2]), fresh)
+    const client = connect(channel.port1)
+    return {
+      client,
+      async close() {
+        await client.close()
+        await remote.stopPeer()
+        channel.port1.close()
+      },
+    }
+  }
+  const log = (message: string) => console.info(`[bench page] ${message}`)
+  return runPeers({ dexie: { indexedDB, IDBKeyRange }, connectEngine, log }, BenchConfig.parse(config))
+}
+
 const bench = {
   config: resolveConfig,
   memoryComparisons: (sessionline: SeedResult, raw: SeedResult) => memoryComparisons(sessionline, raw),
@@ -65,6 +86,7 @@ const bench = {
   comlink,
   search: (config: unknown) => remote.search(config),
   jumps,
+  peers,
 }
 
 declare global {

@@ -9,6 +9,7 @@ import type { Engine } from '../../../src/engine/types'
 import { exposeEngine } from '../../../worker/index'
 import { BenchConfig } from './config'
 import { type BenchEnv, DB, openEngine } from './env'
+import { servePeerEngine, stopPeerEngine } from './peers-engine'
 import { type RawTailService, rawTailService, runReads } from './reads'
 import { runSearch } from './search'
 import { runWrites } from './writes'
@@ -39,6 +40,9 @@ const api = {
     Comlink.expose({ tail: raw.tail }, ports.raw)
     served = { engine, raw }
   },
+  /** (10) a new engine on the peers' database, served on `port` for the page's `connect`. */
+  servePeer: (port: MessagePort, fresh: boolean) => servePeerEngine(env, port, fresh),
+  stopPeer: () => stopPeerEngine(),
   async stopServing() {
     await served?.engine.close()
     served?.raw.close()
