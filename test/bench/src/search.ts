@@ -25,7 +25,7 @@ import { type Comparison, compare, figure, median } from './stats'
 
 export const SEARCH_DB = 'bench-search'
 
-const QUERIES = [
+export const QUERIES = [
   'retry policy',
   'cache key',
   'migration',
