@@ -276,7 +276,7 @@ export class SessionPostings {
         const { docs, tfs } = growable(posting)
         const last = docs.length - 1
         if (docs[last] === doc) {
-          if (Math.floor(tfs[last]! / unit) % 256 < MAX_TF) tfs[last]! += unit
+          if (((tfs[last]! >>> (8 * f)) & 0xff) < MAX_TF) tfs[last]! += unit
         } else {
           docs.push(doc)
           tfs.push(unit)
@@ -434,7 +434,7 @@ export class SessionPostings {
       }),
     )
     const order = expansions.map((_, i) => i).sort((a, b) => Math.max(...df[a]!) - Math.max(...df[b]!))
-    const avg = this.totals.map((t) => Math.max(t / this.live, 1))
+    const inverseAvg = this.totals.map((t) => 1 / Math.max(t / this.live, 1))
     const n = this.live
     const idf = df.map((list) => list.map((d) => Math.log(1 + (n - d + 0.5) / (d + 0.5))))
     for (const segment of this.segments) {
@@ -463,9 +463,10 @@ export class SessionPostings {
             const packed = tfs[k]!
             let s = 0
             for (let f = 0; f < FIELDS; f++) {
-              const tf = Math.floor(packed / FIELD_UNIT[f]!) % 256
+              // `>>>` reads the packed number as unsigned 32 bits, whatever its top byte.
+              const tf = (packed >>> (8 * f)) & 0xff
               if (tf === 0) continue
-              const norm = 1 - B + (B * lengths[doc * FIELDS + f]!) / avg[f]!
+              const norm = 1 - B + B * lengths[doc * FIELDS + f]! * inverseAvg[f]!
               s += BOOSTS[f]! * (DELTA + (tf * (K1 + 1)) / (tf + K1 * norm))
             }
             score[doc]! += s * factor

@@ -45,7 +45,7 @@ const indexes = sessions.map((list) => {
 const buildMs = performance.now() - t0
 const times: number[] = []
 const perQuery: Record<string, number[]> = {}
-for (let round = 0; round < 10; round++) {
+for (let round = 0; round < Number(process.env.ROUNDS ?? 10); round++) {
   for (const query of QUERIES) {
     const a = performance.now()
     const expansions = compileQuery(query).map((w) => vocabulary.expand(w))
