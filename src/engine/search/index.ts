@@ -161,16 +161,19 @@ export function createSearchIndex(options: SearchIndexOptions) {
    */
   async function indexFrom(index: SessionIndex, fromSeq: number, since: number) {
     let first: SessionRow | undefined
-    let from: number | undefined = fromSeq
     let rows = 0
-    while (from !== undefined) {
-      const page = await rowsToIndex(db, index.sessionId, from, buildPage)
+    type Page = Awaited<ReturnType<typeof rowsToIndex>>
+    const read = (from: number): Promise<Page> => rowsToIndex(db, index.sessionId, from, buildPage)
+    let next: Promise<Page> | undefined = read(fromSeq)
+    while (next !== undefined) {
+      const page: Page = await next
       if (!page.row) return { row: undefined, rows }
       first ??= page.row
+      // The next page is read while this one is indexed.
+      next = page.nextSeq === undefined ? undefined : read(page.nextSeq)
       apply(index, page.rows)
       rows += page.rows.length
-      from = page.nextSeq
-      if (from !== undefined) {
+      if (next !== undefined) {
         emit('indexing', index.sessionId, rows, since)
         await nextTask()
       }
