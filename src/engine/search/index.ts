@@ -14,7 +14,7 @@
  * session whose index is not loaded (or is busy) is synced in the background shortly after, so
  * every session this engine writes stays indexed whether or not anyone searched it. Builds and
  * catch-ups read and index BUILD_PAGE rows at a time and yield between pages, so other calls are
- * answered during a long build. Persisting is deferred (PERSIST_DELAY) and batched; whatever was
+ * answered during a long build. Persisting waits for a quiet PERSIST_DELAY and is batched; whatever was
  * stored last is a consistent earlier state, so a reload catches up from it instead of rebuilding.
  */
 import { parseOrThrow } from '../../schema/errors'
@@ -41,6 +41,8 @@ export { SEGMENT_DOCS } from './postings'
 export const INDEX_VERSION = 2
 /** How long after a change an index is written (changes meanwhile join the same write). */
 export const PERSIST_DELAY = 1000
+/** A write waits for quiet at most this many PERSIST_DELAYs. */
+export const PERSIST_MAX_DELAYS = 5
 /** How long after a commit to a session whose index is not loaded that index is synced. */
 export const FOLLOW_DELAY = 200
 /** Rows read and indexed between two yields of a build or catch-up. */
@@ -110,6 +112,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
   let followTimer: ReturnType<typeof setTimeout> | undefined
   let following$: Promise<void> = Promise.resolve()
   let timer: ReturnType<typeof setTimeout> | undefined
+  let firstUnsavedAt: number | undefined
   let saving: Promise<void> = Promise.resolve()
   let closed = false
   /** Set by `close`: no more background syncs start. */
@@ -272,9 +275,20 @@ export function createSearchIndex(options: SearchIndexOptions) {
 
   // --- persisting ----------------------------------------------------------------------------
 
+  /**
+   * Writes after `persistDelay` without changes, or at the latest PERSIST_MAX_DELAYS delays
+   * after the first unsaved change: a burst of commits (a seed, an agent's busy turn) is
+   * written once, not once a second while it lasts.
+   */
   function schedulePersist(sessionId: string): void {
     unsaved.add(sessionId)
-    if (timer !== undefined || closed) return
+    if (closed) return
+    const now = performance.now()
+    firstUnsavedAt ??= now
+    if (timer !== undefined) {
+      if (now - firstUnsavedAt >= persistDelay * PERSIST_MAX_DELAYS) return
+      clearTimeout(timer)
+    }
     timer = setTimeout(() => {
       timer = undefined
       void flush()
@@ -310,6 +324,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
   function flush(): Promise<void> {
     if (timer !== undefined) clearTimeout(timer)
     timer = undefined
+    firstUnsavedAt = undefined
     saving = saving.then(async () => {
       const ids = [...unsaved]
       unsaved.clear()

@@ -435,6 +435,8 @@ export class SessionPostings {
     )
     const order = expansions.map((_, i) => i).sort((a, b) => Math.max(...df[a]!) - Math.max(...df[b]!))
     const inverseAvg = this.totals.map((t) => 1 / Math.max(t / this.live, 1))
+    const textInverseAvg = inverseAvg[0]!
+    const textBoost = BOOSTS[0]!
     const n = this.live
     const idf = df.map((list) => list.map((d) => Math.log(1 + (n - d + 0.5) / (d + 0.5))))
     for (const segment of this.segments) {
@@ -452,22 +454,29 @@ export class SessionPostings {
           if (posting === undefined) continue
           const factor = weights[e]! * idf[w]![e]!
           const { docs, tfs } = posting
+          const next = step + 1
           for (let k = 0; k < docs.length; k++) {
             const doc = docs[k]!
             const m = mark[doc]!
-            if (m !== step && m !== step + 1) continue
+            if (m !== step && m !== next) continue
             if (m === step) {
-              mark[doc] = step + 1
+              mark[doc] = next
               matched++
             }
             const packed = tfs[k]!
             let s = 0
-            for (let f = 0; f < FIELDS; f++) {
-              // `>>>` reads the packed number as unsigned 32 bits, whatever its top byte.
-              const tf = (packed >>> (8 * f)) & 0xff
-              if (tf === 0) continue
-              const norm = 1 - B + B * lengths[doc * FIELDS + f]! * inverseAvg[f]!
-              s += BOOSTS[f]! * (DELTA + (tf * (K1 + 1)) / (tf + K1 * norm))
+            if (packed <= 0xff) {
+              // Most often the term is in the text field alone.
+              const norm = 1 - B + B * lengths[doc * FIELDS]! * textInverseAvg
+              s = textBoost * (DELTA + (packed * (K1 + 1)) / (packed + K1 * norm))
+            } else {
+              for (let f = 0; f < FIELDS; f++) {
+                // `>>>` reads the packed number as unsigned 32 bits, whatever its top byte.
+                const tf = (packed >>> (8 * f)) & 0xff
+                if (tf === 0) continue
+                const norm = 1 - B + B * lengths[doc * FIELDS + f]! * inverseAvg[f]!
+                s += BOOSTS[f]! * (DELTA + (tf * (K1 + 1)) / (tf + K1 * norm))
+              }
             }
             score[doc]! += s * factor
           }
