@@ -143,8 +143,11 @@ export class TopK {
   /** Whether a candidate with these keys would enter the list (cheap test before building it). */
   admits(score: number, sessionId: string, seq: number): boolean {
     if (this.heap.length < this.limit) return true
+    // TopK.worse(floor, candidate), without building the candidate.
     const floor = this.heap[0]!
-    return TopK.worse(floor, { score, sessionId, seq } as Candidate)
+    if (floor.score !== score) return floor.score < score
+    if (floor.sessionId !== sessionId) return floor.sessionId > sessionId
+    return floor.seq > seq
   }
 
   push(candidate: Candidate): void {
