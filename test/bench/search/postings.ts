@@ -10,7 +10,12 @@
  */
 import MiniSearch, { type SearchResult } from 'minisearch'
 import { seedTurn } from '../../../demo/seed'
-import { documentOf, FIELD_BOOST, SEARCH_FIELDS, type SearchDocument } from '../../../src/engine/search/documents'
+import {
+  documentOf,
+  FIELD_BOOST,
+  SEARCH_FIELDS,
+  type SearchDocument,
+} from '../../../src/engine/search/documents'
 import { SEGMENT_DOCS, SessionPostings, TopK, Vocabulary } from '../../../src/engine/search/postings'
 import { compileQuery } from '../../../src/engine/search/query'
 import { indexTerms, queryTerms } from '../../../src/engine/search/terms'

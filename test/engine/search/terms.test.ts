@@ -27,10 +27,13 @@ const pieces = fc.constantFrom(
 
 test('indexTerms gives exactly the terms of indexTokens, ASCII fast path or not', () => {
   fc.assert(
-    fc.property(fc.array(fc.oneof(pieces, fc.string(), fc.string({ unit: 'binary' })), { maxLength: 12 }), (parts) => {
-      const text = parts.join('')
-      expect(indexTerms(text)).toEqual(indexTokens(text).map((t) => t.term))
-    }),
+    fc.property(
+      fc.array(fc.oneof(pieces, fc.string(), fc.string({ unit: 'binary' })), { maxLength: 12 }),
+      (parts) => {
+        const text = parts.join('')
+        expect(indexTerms(text)).toEqual(indexTokens(text).map((t) => t.term))
+      },
+    ),
     { seed: 15017, numRuns: 1000 },
   )
 })
