@@ -452,8 +452,10 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   async function importedChanged(written: ImportedWrite): Promise<void> {
     const sessionId = written.session.id
     notes.post({ sessionId, rev: written.rev })
-    // The rows were replaced: the old index must not answer for them (it is rebuilt on demand).
+    // The rows were replaced: the old index must not answer for them.
     if (written.status === 'updated') await searchIndex.forget(sessionId)
+    // Built in the background from now on, so the first search does not pay for it.
+    searchIndex.refresh(sessionId)
     const entry = entries.get(sessionId)
     if (entry?.snap) await catchUp(entry)
   }

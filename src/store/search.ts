@@ -4,8 +4,9 @@
  * the rows and checked against the session row before use, so it never needs to share a
  * transaction with the writes it follows: a part that is behind is caught up, never trusted.
  */
+
+import { isReadable } from '../core/visibility'
 import { MAX_KEY, MIN_KEY, type SearchPartRow, type SessionlineDb, type SessionRow } from './db'
-import { rowsFrom } from './transactions'
 
 /** Every stored part of one session's index, ascending by part. */
 export function readSearchParts(db: SessionlineDb, sessionId: string): Promise<SearchPartRow[]> {
@@ -44,15 +45,30 @@ export function sessionRowsFor(db: SessionlineDb, sessionId?: string): Promise<S
   })
 }
 
-/** The session row and its readable rows (visible and inactive) with seq ≥ `fromSeq`, read together. */
-export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: number) {
+/**
+ * The session row and, read together with it, up to `limit` stored rows from `fromSeq` on, of
+ * which the readable ones (visible and inactive) are returned; `nextSeq` is where the next page
+ * starts, undefined after the last.
+ */
+export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: number, limit: number) {
   return db.transaction('r', [db.sessions, db.messages], async () => {
-    const [row, rows] = await Promise.all([
+    const [row, stored] = await Promise.all([
       db.sessions.get(sessionId),
-      rowsFrom(db, sessionId, fromSeq, undefined, true),
+      db.messages
+        .where('[sessionId+seq]')
+        .between([sessionId, fromSeq], [sessionId, MAX_KEY], true, false)
+        .limit(limit)
+        .toArray(),
     ])
-    return { row, rows }
+    const last = stored.at(-1)
+    const nextSeq = stored.length === limit && last ? last.seq + 1 : undefined
+    return { row, rows: stored.filter((r) => isReadable(r.visibility, true)), nextSeq }
   })
+}
+
+/** One session row. */
+export function sessionRow(db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> {
+  return db.transaction('r', db.sessions, () => db.sessions.get(sessionId))
 }
 
 /** Rows by id, in the order asked (undefined where gone). */

@@ -1,7 +1,7 @@
 /**
- * The engine's full-text index (docs/decisions/0015): one MiniSearch index per session, cut into
- * segments of at most SEGMENT_DOCS rows so a write rewrites one segment, persisted in the `search`
- * table and checked against the session row before every use:
+ * The engine's full-text index (docs/decisions/0015): one index per session, held as compact
+ * postings (./postings.ts) cut into segments of at most SEGMENT_DOCS rows so a write rewrites
+ * one segment, persisted in the `search` table and checked against the session row before use:
  *
  * - a native session's index is synced through a head seq; rows that had not settled then (still
  *   streaming, a tool call waiting for its result) are remembered, and catching up re-reads the
@@ -10,12 +10,13 @@
  *   and the index is rebuilt from the new rows;
  * - an index stored under another INDEX_VERSION is rebuilt; a deleted session's parts are dropped.
  *
- * Commits hand their rows over (`onRows`) so a loaded index follows the log as rows settle;
- * indexes not loaded catch up at the next search. Persisting is deferred (PERSIST_DELAY) and
- * batched; whatever was stored last is a consistent earlier state, so a reload catches up from
- * it instead of rebuilding.
+ * Commits hand their rows over (`onRows`): a loaded index takes them as they settle, and a
+ * session whose index is not loaded (or is busy) is synced in the background shortly after, so
+ * every session this engine writes stays indexed whether or not anyone searched it. Builds and
+ * catch-ups read and index BUILD_PAGE rows at a time and yield between pages, so other calls are
+ * answered during a long build. Persisting waits for a quiet PERSIST_DELAY and is batched; whatever was
+ * stored last is a consistent earlier state, so a reload catches up from it instead of rebuilding.
  */
-import MiniSearch, { type Options, type SearchResult } from 'minisearch'
 import { parseOrThrow } from '../../schema/errors'
 import type { SessionMessage } from '../../schema/messages'
 import { type SearchHit, SearchOptions, SearchQuery } from '../../schema/search'
@@ -25,47 +26,36 @@ import {
   readSearchParts,
   rowsById,
   rowsToIndex,
+  sessionRow,
   sessionRowsFor,
   writeSearchParts,
 } from '../../store/search'
-import { documentOf, FIELD_BOOST, isSettled, SEARCH_FIELDS, type SearchDocument } from './documents'
+import { isSettled } from './documents'
+import { SessionPostings, type StoredSegment, TopK, Vocabulary } from './postings'
+import { compileQuery } from './query'
 import { snippetOf } from './snippet'
-import { indexTerms, queryTerms } from './terms'
+
+export { SEGMENT_DOCS } from './postings'
 
 /** Bumped whenever the tokenizer, the fields or the stored layout change: old indexes are rebuilt. */
-export const INDEX_VERSION = 1
-/** Rows per index segment. */
-export const SEGMENT_DOCS = 4000
+export const INDEX_VERSION = 2
 /** How long after a change an index is written (changes meanwhile join the same write). */
 export const PERSIST_DELAY = 1000
+/** A write waits for quiet at most this many PERSIST_DELAYs. */
+export const PERSIST_MAX_DELAYS = 5
+/** How long after a commit to a session whose index is not loaded that index is synced. */
+export const FOLLOW_DELAY = 200
+/** Rows read and indexed between two yields of a build or catch-up. */
+export const BUILD_PAGE = 2000
 
 /** What happened to one session's index; diagnostics and benchmarks watch these. */
 export interface SearchIndexEvent {
-  kind: 'loaded' | 'caught-up' | 'rebuilt' | 'persisted'
+  /** `indexing`: a build or catch-up indexed a page of rows and will read more. */
+  kind: 'loaded' | 'caught-up' | 'rebuilt' | 'indexing' | 'persisted'
   sessionId: string
-  /** Rows read and indexed (loaded: rows the stored index holds). */
+  /** Rows read and indexed so far (loaded: rows the stored index holds). */
   rows: number
   ms: number
-}
-
-const STORED_FIELDS = ['sessionId', 'seq', 'turn', 'role', 'visibility'] as const
-const identity = (term: string) => term
-
-const CJK_START = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
-
-const MINI_OPTIONS: Options<SearchDocument> = {
-  fields: [...SEARCH_FIELDS],
-  storeFields: [...STORED_FIELDS],
-  tokenize: (text: string) => indexTerms(text),
-  // Terms arrive folded from our tokenizer.
-  processTerm: identity,
-  autoVacuum: false,
-  searchOptions: { tokenize: (query: string) => queryTerms(query), processTerm: identity },
-}
-
-interface Segment {
-  mini: MiniSearch<SearchDocument>
-  ids: Set<string>
 }
 
 interface SessionIndex {
@@ -75,13 +65,10 @@ interface SessionIndex {
   headSeq: number
   /** Imported: the session row's rev the index was built from. */
   rev: number
-  segments: Segment[]
-  /** Segment of each indexed row. */
-  where: Map<string, number>
+  postings: SessionPostings
   /** Rows seen but not settled yet, by id → seq. */
   open: Map<string, number>
-  dirty: Set<number>
-  /** The segment list or the meta changed since the last write. */
+  /** The meta (head, rev, open rows, segment count) changed since the last write. */
   metaDirty: boolean
 }
 
@@ -93,51 +80,43 @@ interface Meta {
   segments: number
 }
 
-interface StoredSegment {
-  ids: string[]
-  index: string
-}
-
 export interface SearchIndexOptions {
   db: SessionlineDb
   onEvent?: (event: SearchIndexEvent) => void
   /** Persisting is deferred by this many ms (tests pass 0). */
   persistDelay?: number
+  /** Rows per page of a build (tests pass a few, to see a build yield). */
+  buildPage?: number
 }
 
 export type SearchIndex = ReturnType<typeof createSearchIndex>
-
-const newSegment = (): Segment => ({ mini: new MiniSearch<SearchDocument>(MINI_OPTIONS), ids: new Set() })
-
-function emptyIndex(row: SessionRow): SessionIndex {
-  return {
-    sessionId: row.id,
-    source: row.source,
-    headSeq: 0,
-    rev: 0,
-    segments: [],
-    where: new Map(),
-    open: new Map(),
-    dirty: new Set(),
-    metaDirty: true,
-  }
-}
 
 const isSynced = (index: SessionIndex, row: SessionRow) =>
   index.source === row.source &&
   (row.source === 'native' ? index.headSeq === row.headSeq : index.rev === row.rev)
 
+const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
+
 export function createSearchIndex(options: SearchIndexOptions) {
   const { db, onEvent } = options
   const persistDelay = options.persistDelay ?? PERSIST_DELAY
+  const buildPage = options.buildPage ?? BUILD_PAGE
+  const vocabulary = new Vocabulary()
   const loaded = new Map<string, SessionIndex>()
   const syncing = new Map<string, Promise<SessionIndex>>()
   /** Bumped by `forget`: a sync that started before must not bring the old index back. */
   const epochs = new Map<string, number>()
   const unsaved = new Set<string>()
+  /** Sessions written while their index was not loaded or busy: synced in the background. */
+  const following = new Set<string>()
+  let followTimer: ReturnType<typeof setTimeout> | undefined
+  let following$: Promise<void> = Promise.resolve()
   let timer: ReturnType<typeof setTimeout> | undefined
+  let firstUnsavedAt: number | undefined
   let saving: Promise<void> = Promise.resolve()
   let closed = false
+  /** Set by `close`: no more background syncs start. */
+  let stopping = false
   /** Searches running now; a write of the index waits between segments until there are none. */
   let searching = 0
   let idleWaiters: (() => void)[] = []
@@ -147,42 +126,26 @@ export function createSearchIndex(options: SearchIndexOptions) {
   const emit = (kind: SearchIndexEvent['kind'], sessionId: string, rows: number, since: number) =>
     onEvent?.({ kind, sessionId, rows, ms: performance.now() - since })
 
+  const emptyIndex = (row: SessionRow): SessionIndex => ({
+    sessionId: row.id,
+    source: row.source,
+    headSeq: 0,
+    rev: 0,
+    postings: new SessionPostings(row.id, vocabulary),
+    open: new Map(),
+    metaDirty: true,
+  })
+
   // --- keeping an index current -------------------------------------------------------------
 
   /** Indexes settled rows (replacing older versions), remembers unsettled ones, drops hidden ones. */
   function apply(index: SessionIndex, rows: readonly SessionMessage[]): void {
     for (const row of rows) {
-      const at = index.where.get(row.id)
       const settled = isSettled(row)
       if (settled) index.open.delete(row.id)
       else index.open.set(row.id, row.seq)
-      if (!settled || row.visibility === 'hidden') {
-        if (at !== undefined) {
-          const segment = index.segments[at]!
-          segment.mini.discard(row.id)
-          segment.ids.delete(row.id)
-          index.where.delete(row.id)
-          index.dirty.add(at)
-        }
-        continue
-      }
-      const doc = documentOf(row)
-      if (at !== undefined) {
-        index.segments[at]!.mini.replace(doc)
-        index.dirty.add(at)
-        continue
-      }
-      let last = index.segments.length - 1
-      if (last < 0 || index.segments[last]!.ids.size >= SEGMENT_DOCS) {
-        index.segments.push(newSegment())
-        last++
-        index.metaDirty = true
-      }
-      const segment = index.segments[last]!
-      segment.mini.add(doc)
-      segment.ids.add(row.id)
-      index.where.set(row.id, last)
-      index.dirty.add(last)
+      if (!settled || row.visibility === 'hidden') index.postings.discard(row.id)
+      else index.postings.add(row)
     }
     index.metaDirty = true
   }
@@ -192,6 +155,33 @@ export function createSearchIndex(options: SearchIndexOptions) {
     let from = index.headSeq + 1
     for (const seq of index.open.values()) from = Math.min(from, seq)
     return from
+  }
+
+  /**
+   * Reads and indexes the session's rows from `fromSeq` on, a page at a time, yielding between
+   * pages. Answers the session row as it was when the first page was read (rows written later
+   * and read anyway are indexed again at the next catch-up), undefined if the session is gone.
+   */
+  async function indexFrom(index: SessionIndex, fromSeq: number, since: number) {
+    let first: SessionRow | undefined
+    let rows = 0
+    type Page = Awaited<ReturnType<typeof rowsToIndex>>
+    const read = (from: number): Promise<Page> => rowsToIndex(db, index.sessionId, from, buildPage)
+    let next: Promise<Page> | undefined = read(fromSeq)
+    while (next !== undefined) {
+      const page: Page = await next
+      if (!page.row) return { row: undefined, rows }
+      first ??= page.row
+      // The next page is read while this one is indexed.
+      next = page.nextSeq === undefined ? undefined : read(page.nextSeq)
+      apply(index, page.rows)
+      rows += page.rows.length
+      if (next !== undefined) {
+        emit('indexing', index.sessionId, rows, since)
+        await nextTask()
+      }
+    }
+    return { row: first, rows }
   }
 
   function load(parts: readonly SearchPartRow[], row: SessionRow): SessionIndex | undefined {
@@ -206,10 +196,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
     index.metaDirty = false
     for (const [i, part] of rest.entries()) {
       if (part.part !== i + 1) return undefined
-      const stored = part.data as StoredSegment
-      const mini = MiniSearch.loadJSON<SearchDocument>(stored.index, MINI_OPTIONS)
-      index.segments.push({ mini, ids: new Set(stored.ids) })
-      for (const id of stored.ids) index.where.set(id, i)
+      index.postings.load(part.data as StoredSegment)
     }
     return index
   }
@@ -222,26 +209,25 @@ export function createSearchIndex(options: SearchIndexOptions) {
     if (!index) {
       const since = performance.now()
       index = load(await readSearchParts(db, sessionId), row)
-      if (index) emit('loaded', sessionId, index.where.size, since)
+      if (index) emit('loaded', sessionId, index.postings.size, since)
       if (index && isSynced(index, row)) return keep(index, epoch)
     }
     const since = performance.now()
     if (index && row.source === 'native' && index.headSeq < row.headSeq) {
-      const { row: current, rows } = await rowsToIndex(db, sessionId, catchUpFrom(index))
+      const { row: current, rows } = await indexFrom(index, catchUpFrom(index), since)
       if (current) {
-        apply(index, rows)
         index.headSeq = current.headSeq
         index.rev = current.rev
-        emit('caught-up', sessionId, rows.length, since)
+        emit('caught-up', sessionId, rows, since)
         return keep(index, epoch)
       }
     }
-    const { row: current, rows } = await rowsToIndex(db, sessionId, 1)
-    const rebuilt = emptyIndex(current ?? row)
-    apply(rebuilt, rows)
+    const rebuilt = emptyIndex(row)
+    const { row: current, rows } = await indexFrom(rebuilt, 1, since)
     rebuilt.headSeq = current?.headSeq ?? row.headSeq
     rebuilt.rev = current?.rev ?? row.rev
-    emit('rebuilt', sessionId, rows.length, since)
+    rebuilt.postings.markAllDirty()
+    emit('rebuilt', sessionId, rows, since)
     return keep(rebuilt, epoch)
   }
 
@@ -249,7 +235,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
   function keep(index: SessionIndex, epoch: number): SessionIndex {
     if ((epochs.get(index.sessionId) ?? 0) !== epoch || closed) return index
     loaded.set(index.sessionId, index)
-    if (index.metaDirty || index.dirty.size > 0) schedulePersist(index.sessionId)
+    if (index.metaDirty || index.postings.isDirty) schedulePersist(index.sessionId)
     return index
   }
 
@@ -264,11 +250,45 @@ export function createSearchIndex(options: SearchIndexOptions) {
     return settled
   }
 
+  // --- following commits of sessions whose index is not loaded --------------------------------
+
+  function follow(sessionId: string): void {
+    if (stopping) return
+    following.add(sessionId)
+    if (followTimer !== undefined) return
+    followTimer = setTimeout(() => {
+      followTimer = undefined
+      following$ = following$.then(syncFollowed)
+    }, FOLLOW_DELAY)
+  }
+
+  async function syncFollowed(): Promise<void> {
+    const ids = [...following]
+    following.clear()
+    for (const id of ids) {
+      if (stopping) return
+      const row = await sessionRow(db, id).catch(() => undefined)
+      // Derived data: a failed sync is retried by the next search or commit.
+      if (row) await sync(row).catch(() => undefined)
+    }
+  }
+
   // --- persisting ----------------------------------------------------------------------------
 
+  /**
+   * Writes after `persistDelay` without changes, or at the latest PERSIST_MAX_DELAYS delays
+   * after the first unsaved change: a burst of commits (a seed, an agent's busy turn) is
+   * written once, not once a second while it lasts.
+   */
   function schedulePersist(sessionId: string): void {
     unsaved.add(sessionId)
-    if (timer !== undefined || closed) return
+    if (closed) return
+    const now = performance.now()
+    firstUnsavedAt ??= now
+    if (timer !== undefined) {
+      if (now - firstUnsavedAt >= persistDelay * PERSIST_MAX_DELAYS) return
+      clearTimeout(timer)
+    }
     timer = setTimeout(() => {
       timer = undefined
       void flush()
@@ -277,35 +297,34 @@ export function createSearchIndex(options: SearchIndexOptions) {
 
   async function persist(index: SessionIndex): Promise<void> {
     const since = performance.now()
-    const parts: SearchPartRow[] = []
-    for (const at of index.dirty) {
-      const segment = index.segments[at]
-      if (!segment) continue
-      // Serializing a segment blocks the worker for a while: queries go first, whole.
-      await new Promise((resolve) => setTimeout(resolve, 0))
-      await searchesDone()
-      if (segment.mini.dirtCount > 0) await segment.mini.vacuum()
-      const data: StoredSegment = { ids: [...segment.ids], index: JSON.stringify(segment.mini) }
-      parts.push({ sessionId: index.sessionId, part: at + 1, version: INDEX_VERSION, data })
-    }
+    // What the stored segments are synced to is taken first: rows indexed while they are being
+    // stored are either in them or newer than this head (and caught up on load).
     const meta: Meta = {
       headSeq: index.headSeq,
       rev: index.rev,
       source: index.source,
       open: [...index.open],
-      segments: index.segments.length,
+      segments: index.postings.segmentCount,
+    }
+    const parts: SearchPartRow[] = []
+    for (const at of index.postings.takeDirty()) {
+      // Queries go first, whole.
+      await nextTask()
+      await searchesDone()
+      const data = index.postings.store(at)
+      parts.push({ sessionId: index.sessionId, part: at + 1, version: INDEX_VERSION, data })
     }
     parts.push({ sessionId: index.sessionId, part: 0, version: INDEX_VERSION, data: meta })
-    index.dirty.clear()
     index.metaDirty = false
-    await writeSearchParts(db, index.sessionId, parts, index.segments.length + 1)
-    emit('persisted', index.sessionId, index.where.size, since)
+    await writeSearchParts(db, index.sessionId, parts, meta.segments + 1)
+    emit('persisted', index.sessionId, index.postings.size, since)
   }
 
   /** Writes every index changed since its last write. */
   function flush(): Promise<void> {
     if (timer !== undefined) clearTimeout(timer)
     timer = undefined
+    firstUnsavedAt = undefined
     saving = saving.then(async () => {
       const ids = [...unsaved]
       unsaved.clear()
@@ -336,39 +355,27 @@ export function createSearchIndex(options: SearchIndexOptions) {
   async function runSearch(query: unknown, request: unknown): Promise<SearchHit[]> {
     const text = parseOrThrow(SearchQuery, query, 'search query')
     const { sessionId, limit, includeInactive } = parseOrThrow(SearchOptions, request, 'search options')
-    if (queryTerms(text).length === 0) return []
+    const words = compileQuery(text)
+    if (words.length === 0) return []
     const rows = await sessionRowsFor(db, sessionId)
     if (sessionId === undefined) dropMissing(new Set(rows.map((r) => r.id)))
     const indexes = []
     for (const row of rows) indexes.push(await sync(row))
-    const found: SearchResult[] = []
-    const searchOptions = {
-      // The last word may still be being typed; a lone Latin letter or digit elsewhere would
-      // expand to a large part of the vocabulary for nothing.
-      prefix: (term: string, i: number, terms: string[]) =>
-        i === terms.length - 1 || term.length > 1 || CJK_START.test(term),
-      fuzzy: (term: string) => (term.length >= 5 && !CJK_START.test(term) ? 0.2 : false),
-      combineWith: 'AND' as const,
-      boost: { ...FIELD_BOOST },
-      filter: (result: SearchResult) => includeInactive || result.visibility === 'visible',
-    }
-    for (const index of indexes) {
-      for (const segment of index.segments) found.push(...segment.mini.search(text, searchOptions))
-    }
-    found.sort(
-      (a, b) => b.score - a.score || String(a.sessionId).localeCompare(String(b.sessionId)) || a.seq - b.seq,
-    )
-    const top = found.slice(0, limit)
+    // Expanded once against the shared vocabulary, then scored session by session.
+    const expansions = words.map((word) => vocabulary.expand(word))
+    const top = new TopK(limit)
+    for (const index of indexes) index.postings.search(expansions, top, includeInactive)
+    const best = top.sorted()
     const stored = await rowsById(
       db,
-      top.map((hit) => String(hit.id)),
+      best.map((hit) => hit.id),
     )
     const hits: SearchHit[] = []
-    for (const [i, hit] of top.entries()) {
+    for (const [i, hit] of best.entries()) {
       const row = stored[i]
       // A row deleted since the index was read is no hit.
       if (!row || row.sessionId !== hit.sessionId) continue
-      const { snippet, ranges } = snippetOf(row, new Set(hit.terms))
+      const { snippet, ranges } = snippetOf(row, new Set(SessionPostings.matchedTerms(expansions, hit)))
       hits.push({
         sessionId: row.sessionId,
         messageId: row.id,
@@ -390,7 +397,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
 
   /**
    * A commit's rows: a loaded index synced through `fromHead` takes them and moves to `toHead`;
-   * any other index is left to catch up at the next search.
+   * any other (not loaded, being synced, behind) is synced in the background shortly after.
    */
   function onRows(
     sessionId: string,
@@ -398,8 +405,12 @@ export function createSearchIndex(options: SearchIndexOptions) {
     fromHead: number,
     toHead: number,
   ): void {
+    if (closed) return
     const index = loaded.get(sessionId)
-    if (!index || syncing.has(sessionId) || index.source !== 'native' || index.headSeq !== fromHead) return
+    if (!index || syncing.has(sessionId) || index.source !== 'native' || index.headSeq !== fromHead) {
+      follow(sessionId)
+      return
+    }
     if (rows.length > 0) apply(index, rows)
     index.headSeq = toHead
     index.metaDirty = true
@@ -415,10 +426,24 @@ export function createSearchIndex(options: SearchIndexOptions) {
     await deleteSearchParts(db, sessionId)
   }
 
+  /**
+   * Syncs a session's index in the background soon (an import or re-import replaced its rows),
+   * so the next search finds it built.
+   */
+  function refresh(sessionId: string): void {
+    follow(sessionId)
+  }
+
   async function close(): Promise<void> {
+    if (followTimer !== undefined) clearTimeout(followTimer)
+    followTimer = undefined
+    following.clear()
+    stopping = true
+    await following$
+    await Promise.all([...syncing.values()].map((s) => s.catch(() => undefined)))
     await flush()
     closed = true
   }
 
-  return { search, onRows, forget, flush, close }
+  return { search, onRows, forget, refresh, flush, close }
 }

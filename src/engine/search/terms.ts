@@ -105,5 +105,25 @@ export const indexTokens = (text: string): Token[] => tokenize(text, false)
 /** The terms of a query: the same rules, without the lone last character of a CJK run. */
 export const queryTerms = (query: string): string[] => [...new Set(tokenize(query, true).map((t) => t.term))]
 
-/** Index terms only, for the full-text library's tokenizer. */
-export const indexTerms = (text: string): string[] => indexTokens(text).map((t) => t.term)
+/**
+ * Index terms only (what the index stores), without offsets: the same terms as `indexTokens`,
+ * with a path for ASCII text that lowers the text once and cuts words by character code.
+ */
+export function indexTerms(text: string): string[] {
+  if (!ASCII.test(text)) return indexTokens(text).map((t) => t.term)
+  const lower = text.toLowerCase()
+  const out: string[] = []
+  let start = -1
+  for (let i = 0; i <= lower.length; i++) {
+    const c = i < lower.length ? lower.charCodeAt(i) : 0
+    // After lower-casing, a word character is a-z or 0-9.
+    const word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57)
+    if (word) {
+      if (start < 0) start = i
+    } else if (start >= 0) {
+      out.push(lower.slice(start, i))
+      start = -1
+    }
+  }
+  return out
+}
