@@ -322,8 +322,9 @@ export function replayTranscript(events: Iterable<StoredEvent>): SessionMessage[
 /** The transcript fold as a projection; its view is the state itself (the engine materializes rows). */
 export const transcript: Projection<TranscriptState, TranscriptState> = {
   name: 'transcript',
-  // 2: open rows became an array in seq order (1 kept them in a record by id, with a callOwner map).
-  version: 2,
+  // 3: stored without the open rows' text, as their ids (core/materialize); 2 stored them whole
+  // in an array in seq order; 1 kept them in a record by id, with a callOwner map.
+  version: 3,
   init: initTranscript,
   apply: (state, event) => applyTranscript(state, event).state,
   view: (state) => state,

@@ -14,6 +14,7 @@
 import { nanoid } from 'nanoid'
 import { z } from 'zod'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
+import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
@@ -46,6 +47,7 @@ import {
   rowsFrom,
 } from '../store/transactions'
 import { createBatcher, type Scheduler } from './batch'
+import { currentRows } from './cache/load'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
@@ -69,6 +71,12 @@ export interface EngineOptions extends ConnectionOptions {
   broadcast?: boolean
   /** Told what the search index did per session (loaded, caught up, rebuilt, persisted); diagnostics. */
   onSearchIndex?: (event: SearchIndexEvent) => void
+  /**
+   * How far a streaming row may lag the log in the `messages` table before it is rewritten
+   * (docs/decisions/0021; default 64 K characters or 512 deltas). Readers always see the row
+   * whole; tests set small values to cross the boundaries often.
+   */
+  materialize?: Partial<MaterializePolicy>
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -113,7 +121,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     putFolds,
   } = cache
   const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
-  const { write } = createWritePath({ db, cache, notes, now, onRows: searchIndex.onRows })
+  const { write } = createWritePath({
+    db,
+    cache,
+    notes,
+    now,
+    onRows: searchIndex.onRows,
+    materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
+  })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
   connection.onLost((error, reason) => {
     for (const entry of [...entries.values()]) {
@@ -336,7 +351,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           ])
           if (!row) throw notFound(id)
           return {
-            messages: rows,
+            messages: await currentRows(db, row, rows),
             baseSeq: rows[0]?.seq ?? 0,
             headSeq: row.headSeq,
             hasOlder: below.hasOlder,
@@ -350,7 +365,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           rowsBelow(db, id, beforeSeq, limit, includeInactive),
         ])
         if (!row) throw notFound(id)
-        return { messages: rows, baseSeq: rows[0]?.seq ?? 0, headSeq: row.headSeq, hasOlder }
+        const messages = await currentRows(db, row, rows)
+        return { messages, baseSeq: rows[0]?.seq ?? 0, headSeq: row.headSeq, hasOlder }
       })
     }),
 
@@ -371,7 +387,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         const fill = (pageSize - (from.length % pageSize)) % pageSize
         const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
         const older = await rowsBelow(db, id, below, fill, includeInactive)
-        const messages = [...older.rows, ...from]
+        const messages = await currentRows(db, row, [...older.rows, ...from])
         return { messages, baseSeq: messages[0]?.seq ?? 0, headSeq: row.headSeq, hasOlder: older.hasOlder }
       })
     }),

@@ -30,9 +30,12 @@ export function inRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T
   return db.transaction('r', [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
 }
 
-/** A readonly transaction over the session row and its transcript rows only (page reads). */
+/**
+ * A readonly transaction over the session row, its transcript rows and its log (page reads: a
+ * streaming row that lags the log is patched from it, docs/decisions/0021).
+ */
 export function inRowsRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
-  return db.transaction('r', [db.sessions, db.messages], scope)
+  return db.transaction('r', [db.sessions, db.messages, db.events], scope)
 }
 
 export const getSessionRow = (db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> =>
