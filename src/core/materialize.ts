@@ -5,10 +5,11 @@
  * Rewriting a streaming row on every delta makes the bytes of one answer grow with the square of
  * its length. The log holds every delta already, so a row that only gained streamed text may stay
  * behind in `messages`: it is *lagging*, and the session row lists it with the seq its stored
- * version reflects. A lagging row is written again when its unwritten text reaches the text it
- * has stored (so the rewrites of one answer add up to about its own size) but not before
- * `minChars`, or when it gathered `maxDeltas` deltas (a reader never folds more than that), and
- * always when anything but text changes it, when it stops streaming, and at step and turn end.
+ * version reflects. A lagging row is written again once what it lags by reaches the text it has
+ * stored, and not before `minLag` (so the rewrites of one answer add up to about its own size,
+ * and a reader folds at most about half a row from the log); a delta counts as at least
+ * `deltaWeight` characters, so tiny deltas cannot pile up unbounded. It is always written when
+ * anything but text changes it, when it stops streaming, and at step and turn end.
  * A reader patches a lagging row with the deltas logged after its `through`: `patchLagging`.
  *
  * @example
@@ -27,25 +28,24 @@ export interface LaggingRow {
   through: number
   /** Text and reasoning characters of the stored version. */
   storedChars: number
-  /** Characters streamed into the row since `through`. */
-  pendingChars: number
-  /** Deltas logged for the row since `through`. */
-  pendingDeltas: number
+  /** What the row lags by: the characters streamed since `through`, each delta `deltaWeight` at least. */
+  lag: number
 }
 
 export interface MaterializePolicy {
-  /** A lagging row is written once its unwritten text reaches this many characters (and its stored text). */
-  minChars: number
-  /** A lagging row is written once this many deltas are unwritten, whatever their size. */
-  maxDeltas: number
+  /** A row may lag by this much before it is rewritten, or by its stored text when that is more. */
+  minLag: number
+  /** What a delta counts as, at least, whatever its size (a reader's cost per event). */
+  deltaWeight: number
 }
 
 /**
- * 64 K characters: a reader mid-stream folds at most that much text (or the row's stored text,
- * when larger) from the log, about what reading the row itself costs; 512 deltas bound the
- * events it reads when a runner flushes small deltas.
+ * A reader reads a lagging row's stored version plus the deltas after it: about the row's bytes
+ * either way, so the lag costs it only per-event work, bounded here to 4,096 events (256 K
+ * characters, a delta counting 64 at least) or, past that, to the row's own stored text. Writes
+ * happen on every flush and reads on a reload, so the bound leans toward writing less.
  */
-export const DEFAULT_MATERIALIZE: MaterializePolicy = { minChars: 64 * 1024, maxDeltas: 512 }
+export const DEFAULT_MATERIALIZE: MaterializePolicy = { minLag: 256 * 1024, deltaWeight: 64 }
 
 /** What one commit stores of the rows it changed, and which rows lag after it. */
 export interface Materialized {
@@ -82,7 +82,7 @@ export function materialize(
     return { write: [...commit.rows], lagging: [] }
   }
   // Per row: text streamed in this commit, and whether anything else touched it.
-  const streamed = new Map<string, { chars: number; deltas: number }>()
+  const streamed = new Map<string, { chars: number; weight: number }>()
   const otherwise = new Set<string>()
   const results = new Set<string>()
   let boundary = false
@@ -90,9 +90,10 @@ export function materialize(
     switch (event.type) {
       case 'assistant/delta': {
         const { messageId, text, reasoning } = event.data
-        const seen = streamed.get(messageId) ?? { chars: 0, deltas: 0 }
-        seen.chars += (text?.length ?? 0) + (reasoning?.length ?? 0)
-        seen.deltas++
+        const seen = streamed.get(messageId) ?? { chars: 0, weight: 0 }
+        const chars = (text?.length ?? 0) + (reasoning?.length ?? 0)
+        seen.chars += chars
+        seen.weight += Math.max(chars, policy.deltaWeight)
         streamed.set(messageId, seen)
         break
       }
@@ -135,13 +136,12 @@ export function materialize(
       continue
     }
     const storedChars = lag?.storedChars ?? textChars(row) - delta.chars
-    const pendingChars = (lag?.pendingChars ?? 0) + delta.chars
-    const pendingDeltas = (lag?.pendingDeltas ?? 0) + delta.deltas
-    if (pendingChars >= Math.max(policy.minChars, storedChars) || pendingDeltas >= policy.maxDeltas) {
+    const behind = (lag?.lag ?? 0) + delta.weight
+    if (behind >= Math.max(policy.minLag, storedChars)) {
       write.push(row)
       continue
     }
-    next.push({ id: row.id, through: lag?.through ?? baseHeadSeq, storedChars, pendingChars, pendingDeltas })
+    next.push({ id: row.id, through: lag?.through ?? baseHeadSeq, storedChars, lag: behind })
   }
   // Lagging rows this commit did not change stay behind, unless a step or turn ended.
   for (const lag of lagging) {

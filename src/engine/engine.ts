@@ -73,7 +73,7 @@ export interface EngineOptions extends ConnectionOptions {
   onSearchIndex?: (event: SearchIndexEvent) => void
   /**
    * How far a streaming row may lag the log in the `messages` table before it is rewritten
-   * (docs/decisions/0021; default 64 K characters or 512 deltas). Readers always see the row
+   * (docs/decisions/0021; default: by 256 K characters or its stored text, a delta counting 64 at least). Readers always see the row
    * whole; tests set small values to cross the boundaries often.
    */
   materialize?: Partial<MaterializePolicy>

@@ -387,8 +387,8 @@ async function expectMirrored(view: Awaited<ReturnType<typeof mirror>>, engine: 
  */
 const POLICIES: ReadonlyArray<MaterializePolicy | undefined> = [
   undefined,
-  { minChars: 9, maxDeltas: 3 },
-  { minChars: 1, maxDeltas: 1 },
+  { minLag: 12, deltaWeight: 4 },
+  { minLag: 1, deltaWeight: 1 },
 ]
 
 /**
