@@ -57,7 +57,8 @@ export interface Materialized {
 
 const textChars = (row: SessionMessage): number => {
   let chars = 0
-  for (const part of row.parts) if (part.type === 'text' || part.type === 'reasoning') chars += part.text.length
+  for (const part of row.parts)
+    if (part.type === 'text' || part.type === 'reasoning') chars += part.text.length
   return chars
 }
 
@@ -158,7 +159,10 @@ export function materialize(
 const seqOf = (rows: readonly SessionMessage[], id: string) => rows.find((row) => row.id === id)?.seq ?? 0
 
 /** The lowest `through` among the lagging rows of `ids` (undefined: none of them lags). */
-export function patchFrom(lagging: readonly LaggingRow[] | undefined, ids: Iterable<string>): number | undefined {
+export function patchFrom(
+  lagging: readonly LaggingRow[] | undefined,
+  ids: Iterable<string>,
+): number | undefined {
   if (!lagging || lagging.length === 0) return undefined
   const wanted = new Set(ids)
   let from: number | undefined

@@ -25,7 +25,12 @@ import {
   decide,
   type SessionState,
 } from '../core/decide'
-import { DEFAULT_MATERIALIZE, type LaggingRow, type MaterializePolicy, materialize } from '../core/materialize'
+import {
+  DEFAULT_MATERIALIZE,
+  type LaggingRow,
+  type MaterializePolicy,
+  materialize,
+} from '../core/materialize'
 import { isSessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'

@@ -7,8 +7,8 @@
  *   await db.sessions.get(id)
  */
 import Dexie, { type EntityTable, type Table } from 'dexie'
-import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { LaggingRow } from '../core/materialize'
+import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'

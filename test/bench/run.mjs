@@ -309,6 +309,12 @@ async function runInBrowser(report) {
       await step('jumps', () => page.evaluate((c) => window.bench?.jumps(c), config))
     ),
   )
+  log('(10) a streamed answer into a 10,000-row window')
+  comparisons.push(
+    .../** @type {never[]} */ (
+      await step('stream-page', () => page.evaluate((c) => window.bench?.streamPage(c), config))
+    ),
+  )
   comparisons.push(
     .../** @type {never[]} */ (
       await page.evaluate(

@@ -5,7 +5,6 @@
  */
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { applyTranscript, initTranscript, replayTranscript, type TranscriptState } from '../../src/core/transcript'
 import {
   type LaggingRow,
   type MaterializePolicy,
@@ -13,6 +12,12 @@ import {
   patchFrom,
   patchLagging,
 } from '../../src/core/materialize'
+import {
+  applyTranscript,
+  initTranscript,
+  replayTranscript,
+  type TranscriptState,
+} from '../../src/core/transcript'
 import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import type { SessionMessage } from '../../src/schema/messages'
 
@@ -41,7 +46,13 @@ function stream(sizes: readonly number[], perCommit: number, policy: Materialize
     }
     log.push(...stamped)
     const created = stamped.flatMap((e) => (e.type === 'assistant/start' ? [e.data.messageId] : []))
-    const out = materialize(lagging, { events: stamped, rows: [...rows.values()], created }, state.open, base, policy)
+    const out = materialize(
+      lagging,
+      { events: stamped, rows: [...rows.values()], created },
+      state.open,
+      base,
+      policy,
+    )
     for (const row of out.write) {
       stored.set(row.id, row)
       written += row.parts.reduce((n, p) => n + ('text' in p ? p.text.length : 0), 0)
@@ -59,7 +70,10 @@ function stream(sizes: readonly number[], perCommit: number, policy: Materialize
     commit(
       sizes.slice(i, i + perCommit).map((n, k) => ({
         type: 'assistant/delta',
-        data: (i + k) % 5 === 4 ? { messageId: 'm', reasoning: 'r'.repeat(n) } : { messageId: 'm', text: 'x'.repeat(n) },
+        data:
+          (i + k) % 5 === 4
+            ? { messageId: 'm', reasoning: 'r'.repeat(n) }
+            : { messageId: 'm', text: 'x'.repeat(n) },
       })),
     )
   }
@@ -68,7 +82,10 @@ function stream(sizes: readonly number[], perCommit: number, policy: Materialize
   return { written: before, final: written - before, lagging, maxLag }
 }
 
-const policy = fc.record({ minLag: fc.integer({ min: 1, max: 400 }), deltaWeight: fc.integer({ min: 1, max: 40 }) })
+const policy = fc.record({
+  minLag: fc.integer({ min: 1, max: 400 }),
+  deltaWeight: fc.integer({ min: 1, max: 40 }),
+})
 
 describe('materialize', () => {
   test('stored rows patched with the logged deltas after their through equal the replay after every commit of generated streams', () => {
@@ -113,7 +130,9 @@ describe('materialize', () => {
     const log: StoredEvent[] = []
     const fold = (events: SessionEvent[]) => {
       const base = log.length
-      const stamped = events.map((e, i) => ({ ...e, sessionId: 's', seq: base + i + 1, at: 1 }) as StoredEvent)
+      const stamped = events.map(
+        (e, i) => ({ ...e, sessionId: 's', seq: base + i + 1, at: 1 }) as StoredEvent,
+      )
       const rows = new Map<string, SessionMessage>()
       for (const e of stamped) {
         const step = applyTranscript(state, e)
@@ -125,27 +144,61 @@ describe('materialize', () => {
     }
     fold(opening)
     const delta = fold([{ type: 'assistant/delta', data: { messageId: 'm', text: 'hello' } }])
-    const lagged = materialize([], { events: delta.stamped, rows: delta.rows, created: [] }, state.open, delta.base, p)
+    const lagged = materialize(
+      [],
+      { events: delta.stamped, rows: delta.rows, created: [] },
+      state.open,
+      delta.base,
+      p,
+    )
     expect(lagged.write).toEqual([])
     expect(lagged.lagging).toEqual([{ id: 'm', through: 3, storedChars: 0, lag: 5 }])
-    const call = fold([
-      { type: 'tool/call', data: { messageId: 'm', callId: 'c', name: 'read', input: {} } },
-    ])
-    const called = materialize(lagged.lagging, { events: call.stamped, rows: call.rows, created: [] }, state.open, call.base, p)
+    const call = fold([{ type: 'tool/call', data: { messageId: 'm', callId: 'c', name: 'read', input: {} } }])
+    const called = materialize(
+      lagged.lagging,
+      { events: call.stamped, rows: call.rows, created: [] },
+      state.open,
+      call.base,
+      p,
+    )
     expect(called.write.map((r) => r.id)).toEqual(['m'])
     expect(called.lagging).toEqual([])
     const more = fold([{ type: 'assistant/delta', data: { messageId: 'm', text: ' world' } }])
-    const again = materialize([], { events: more.stamped, rows: more.rows, created: [] }, state.open, more.base, p)
+    const again = materialize(
+      [],
+      { events: more.stamped, rows: more.rows, created: [] },
+      state.open,
+      more.base,
+      p,
+    )
     expect(again.lagging).toHaveLength(1)
     // A result for the running call changes the row without naming it.
     const result = fold([{ type: 'tool/result', data: { callId: 'c', output: 1, isError: false } }])
-    const resulted = materialize(again.lagging, { events: result.stamped, rows: result.rows, created: [] }, state.open, result.base, p)
+    const resulted = materialize(
+      again.lagging,
+      { events: result.stamped, rows: result.rows, created: [] },
+      state.open,
+      result.base,
+      p,
+    )
     expect(resulted.write.map((r) => r.id)).toEqual(['m'])
     const last = fold([{ type: 'assistant/delta', data: { messageId: 'm', text: '!' } }])
-    const lagging = materialize([], { events: last.stamped, rows: last.rows, created: [] }, state.open, last.base, p).lagging
+    const lagging = materialize(
+      [],
+      { events: last.stamped, rows: last.rows, created: [] },
+      state.open,
+      last.base,
+      p,
+    ).lagging
     // The step end touches no row, yet the lagging one is stored from the open rows.
     const end = fold([{ type: 'step/end', data: { turn: 1, step: 1 } }])
-    const ended = materialize(lagging, { events: end.stamped, rows: end.rows, created: [] }, state.open, end.base, p)
+    const ended = materialize(
+      lagging,
+      { events: end.stamped, rows: end.rows, created: [] },
+      state.open,
+      end.base,
+      p,
+    )
     expect(ended.write).toEqual(state.open)
     expect(ended.lagging).toEqual([])
   })

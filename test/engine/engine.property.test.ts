@@ -401,10 +401,7 @@ async function checkStoredRows(engine: Engine, dbName: string, sessionId: string
   try {
     const [session, stored] = await Promise.all([
       reader.sessions.get(sessionId),
-      reader.messages
-        .where('[sessionId+seq]')
-        .between([sessionId, 0], [sessionId, Infinity])
-        .toArray(),
+      reader.messages.where('[sessionId+seq]').between([sessionId, 0], [sessionId, Infinity]).toArray(),
     ])
     const lagging = new Map((session?.lagging ?? []).map((lag) => [lag.id, lag.through]))
     for (const row of stored) {

@@ -74,7 +74,9 @@ describe.each(engineKinds)('a streamed answer %s', (_, makeEngine) => {
       } finally {
         await cold.close()
       }
-      await feed.until((changes: SessionChange[]) => changes.some((c) => c.headSeq === 46 && c.rows.length > 0))
+      await feed.until((changes: SessionChange[]) =>
+        changes.some((c) => c.headSeq === 46 && c.rows.length > 0),
+      )
       const seen = feed.changes.flatMap((c) => c.rows).filter((row) => row.id === 'm')
       expect(seen.at(-1)).toEqual(answerOf(await whole(a.engine)))
       stop()

@@ -44,7 +44,10 @@ export async function currentRows(
   session: SessionRow,
   rows: readonly SessionMessage[],
 ): Promise<SessionMessage[]> {
-  const from = patchFrom(session.lagging, rows.map((row) => row.id))
+  const from = patchFrom(
+    session.lagging,
+    rows.map((row) => row.id),
+  )
   if (from === undefined) return rows as SessionMessage[]
   const events = await eventsBetween(db, session.id, from, session.headSeq)
   return patchLagging(rows, session.lagging, events)

@@ -9,6 +9,7 @@ import { LONG_SESSION } from './env'
 import { benchComlinkTail, type RawTailService } from './reads'
 import { runJumps } from './search'
 import { memoryComparisons, type SeedResult } from './seed'
+import { runStreamPage } from './stream-page'
 import type { BenchWorker } from './worker'
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' })
@@ -56,6 +57,20 @@ async function jumps(config: unknown) {
   }
 }
 
+/** (10) on the page: a streamed answer into views of a 10,000-row window and of the tail. */
+async function streamPage(config: unknown) {
+  const cfg = BenchConfig.parse(config)
+  const channel = new MessageChannel()
+  await remote.serveStream(Comlink.transfer(channel.port2, [channel.port2]))
+  const client = connect(channel.port1)
+  try {
+    return await runStreamPage(client, cfg, (message) => console.info(`[bench page] ${message}`))
+  } finally {
+    await client.close()
+    await remote.stopServing()
+  }
+}
+
 const bench = {
   config: resolveConfig,
   memoryComparisons: (sessionline: SeedResult, raw: SeedResult) => memoryComparisons(sessionline, raw),
@@ -65,6 +80,7 @@ const bench = {
   comlink,
   search: (config: unknown) => remote.search(config),
   jumps,
+  streamPage,
 }
 
 declare global {
