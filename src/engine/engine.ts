@@ -343,31 +343,41 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         'page request',
       )
       if (afterSeq !== undefined) {
-        return inRowsRead(db, async (): Promise<MessagePage> => {
-          const [row, { rows, hasNewer }, below] = await Promise.all([
+        return withCurrentRows(
+          await inRowsRead(db, async () => {
+            const [row, { rows, hasNewer }, below] = await Promise.all([
+              getSessionRow(db, id),
+              rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
+              rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
+            ])
+            if (!row) throw notFound(id)
+            const page: MessagePage = {
+              messages: rows,
+              baseSeq: rows[0]?.seq ?? 0,
+              headSeq: row.headSeq,
+              hasOlder: below.hasOlder,
+              hasNewer,
+            }
+            return { row, page }
+          }),
+        )
+      }
+      return withCurrentRows(
+        await inRowsRead(db, async () => {
+          const [row, { rows, hasOlder }] = await Promise.all([
             getSessionRow(db, id),
-            rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
-            rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
+            rowsBelow(db, id, beforeSeq, limit, includeInactive),
           ])
           if (!row) throw notFound(id)
-          return {
-            messages: await currentRows(db, row, rows),
+          const page: MessagePage = {
+            messages: rows,
             baseSeq: rows[0]?.seq ?? 0,
             headSeq: row.headSeq,
-            hasOlder: below.hasOlder,
-            hasNewer,
+            hasOlder,
           }
-        })
-      }
-      return inRowsRead(db, async (): Promise<MessagePage> => {
-        const [row, { rows, hasOlder }] = await Promise.all([
-          getSessionRow(db, id),
-          rowsBelow(db, id, beforeSeq, limit, includeInactive),
-        ])
-        if (!row) throw notFound(id)
-        const messages = await currentRows(db, row, rows)
-        return { messages, baseSeq: rows[0]?.seq ?? 0, headSeq: row.headSeq, hasOlder }
-      })
+          return { row, page }
+        }),
+      )
     }),
 
     loadThrough: guard('loadThrough', async (sessionId, request) => {
@@ -377,19 +387,27 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'loadThrough request',
       )
-      return inRowsRead(db, async (): Promise<MessagePage> => {
-        const [row, from] = await Promise.all([
-          getSessionRow(db, id),
-          rowsFrom(db, id, seq, beforeSeq, includeInactive),
-        ])
-        if (!row) throw notFound(id)
-        // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
-        const fill = (pageSize - (from.length % pageSize)) % pageSize
-        const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
-        const older = await rowsBelow(db, id, below, fill, includeInactive)
-        const messages = await currentRows(db, row, [...older.rows, ...from])
-        return { messages, baseSeq: messages[0]?.seq ?? 0, headSeq: row.headSeq, hasOlder: older.hasOlder }
-      })
+      return withCurrentRows(
+        await inRowsRead(db, async () => {
+          const [row, from] = await Promise.all([
+            getSessionRow(db, id),
+            rowsFrom(db, id, seq, beforeSeq, includeInactive),
+          ])
+          if (!row) throw notFound(id)
+          // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
+          const fill = (pageSize - (from.length % pageSize)) % pageSize
+          const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
+          const older = await rowsBelow(db, id, below, fill, includeInactive)
+          const messages = [...older.rows, ...from]
+          const page: MessagePage = {
+            messages,
+            baseSeq: messages[0]?.seq ?? 0,
+            headSeq: row.headSeq,
+            hasOlder: older.hasOlder,
+          }
+          return { row, page }
+        }),
+      )
     }),
 
     projection: guard('projection', async <N extends ProjectionName>(sessionId: string, name: N) => {
@@ -449,6 +467,18 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         connection.close()
       }
     },
+  }
+
+  /** A page as readers must see it: streaming rows that lag in storage patched from the log. */
+  async function withCurrentRows({
+    row,
+    page,
+  }: {
+    row: SessionRow
+    page: MessagePage
+  }): Promise<MessagePage> {
+    if (!row.lagging) return page
+    return { ...page, messages: await currentRows(db, row, page.messages) }
   }
 
   /** Promotions read nothing but the session row: a current `rev` is all they need. */

@@ -30,12 +30,23 @@ export function inRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T
   return db.transaction('r', [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
 }
 
-/**
- * A readonly transaction over the session row, its transcript rows and its log (page reads: a
- * streaming row that lags the log is patched from it, docs/decisions/0021).
- */
+/** A readonly transaction over the session row and its transcript rows only (page reads). */
 export function inRowsRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
-  return db.transaction('r', [db.sessions, db.messages, db.events], scope)
+  return db.transaction('r', [db.sessions, db.messages], scope)
+}
+
+/**
+ * Events with `afterSeq < seq ≤ throughSeq` in a readonly transaction of their own (or the one
+ * in progress, when it spans the log). The log only grows, so a later transaction reads the
+ * same events an earlier one would have: a page read patches its lagging rows after it.
+ */
+export function logBetween(
+  db: SessionlineDb,
+  sessionId: string,
+  afterSeq: number,
+  throughSeq: number,
+): Promise<StoredEvent[]> {
+  return db.transaction('r', db.events, () => eventsBetween(db, sessionId, afterSeq, throughSeq))
 }
 
 export const getSessionRow = (db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> =>

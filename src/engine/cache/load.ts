@@ -21,6 +21,7 @@ import {
   getSessionRow,
   inRead,
   inWrite,
+  logBetween,
   pendingReceipts,
   projectionStates,
   putProjectionStates,
@@ -36,8 +37,9 @@ export const REBUILD_BATCH = 5000
 const WHOLE_ROWS_TRANSCRIPT = 2
 
 /**
- * Inside a transaction over `messages` and `events`: `rows` as a reader must see them, every
- * lagging one patched with the deltas logged after its stored version (docs/decisions/0021).
+ * `rows`, read with `session`, as a reader must see them: every lagging one patched with the
+ * deltas logged after its stored version up to the session's head (docs/decisions/0021). Reads
+ * the log only when a row lags, in the transaction in progress if it spans the log.
  */
 export async function currentRows(
   db: SessionlineDb,
@@ -49,7 +51,7 @@ export async function currentRows(
     rows.map((row) => row.id),
   )
   if (from === undefined) return rows as SessionMessage[]
-  const events = await eventsBetween(db, session.id, from, session.headSeq)
+  const events = await logBetween(db, session.id, from, session.headSeq)
   return patchLagging(rows, session.lagging, events)
 }
 
