@@ -236,20 +236,20 @@ describe('transcript fold', () => {
         let state = initTranscript()
         const rows = new Map<string, SessionMessage>()
         // Everything handed out so far, with a copy of how it looked then.
-        const handedOut: Array<{ value: unknown; then: unknown }> = []
+        const handedOut: Array<{ value: unknown; before: unknown }> = []
         for (const batch of batches) {
-          const given = { value: state, then: structuredClone(state) }
+          const given = { value: state, before: structuredClone(state) }
           const changed = new Map<string, SessionMessage>()
           const replay = createTranscriptReplay(state, (row) => changed.set(row.id, row))
           for (const event of batch) replay.add(event)
-          expect(given.value).toEqual(given.then)
-          for (const { value, then } of handedOut) expect(value).toEqual(then)
+          expect(given.value).toEqual(given.before)
+          for (const { value, before } of handedOut) expect(value).toEqual(before)
           state = replay.state()
           for (const row of changed.values()) {
             rows.set(row.id, row)
-            handedOut.push({ value: row, then: structuredClone(row) })
+            handedOut.push({ value: row, before: structuredClone(row) })
           }
-          handedOut.push({ value: state, then: structuredClone(state) })
+          handedOut.push({ value: state, before: structuredClone(state) })
         }
         const pure = foldStepwise(events)
         expect(state).toEqual(pure.state)
