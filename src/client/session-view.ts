@@ -281,10 +281,13 @@ export function createSessionView(
   }
 
   function scheduleFrame(): void {
-    if (frameTimer !== undefined) return
     const wait = lastFrame + FRAME_MS - performance.now()
-    if (wait <= 0) flushFrame()
-    else frameTimer = setTimeout(flushFrame, Math.ceil(wait)) // timers take whole milliseconds
+    if (wait <= 0) {
+      // Due: flush now, even if the timer is still waiting (a page busy with messages runs
+      // timers late; the frame must not wait for it).
+      if (frameTimer !== undefined) clearTimeout(frameTimer)
+      flushFrame()
+    } else frameTimer ??= setTimeout(flushFrame, Math.ceil(wait)) // timers take whole milliseconds
   }
 
   function dropQueued(): void {
