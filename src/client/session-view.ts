@@ -46,6 +46,7 @@ import {
   EMPTY_WINDOW,
   gapsOf,
   isKnown,
+  type MessageRow,
   pageRange,
   type TranscriptWindow,
   type WindowFilter,
@@ -84,6 +85,13 @@ export interface ViewConnection {
   /** Say `error` with `error`; held admits fail with it. */
   connectionFailed(error: SessionlineError): void
 }
+
+/**
+ * Changes from the feed reach the snapshot at most once per this many milliseconds (about a
+ * frame): a change after a quiet spell shows at once, and the changes that arrive within the
+ * next frame are applied together, with one copy of the window, when it ends.
+ */
+const FRAME_MS = 16
 
 const NO_OUTLINE: readonly TurnOutlineEntry[] = Object.freeze([])
 const NO_ROWS: readonly TimelineRow[] = Object.freeze([])
@@ -213,6 +221,8 @@ export function createSessionView(
 
   /** Rebuilds the snapshot from the parts; keeps the old one (and every unchanged part) when equal. */
   function publish(): void {
+    // Whatever publishes shows the feed's changes that wait for a frame too.
+    applyQueued()
     const { steers, queued } = inbox.inputs()
     const segments = timeline()
     let rows = lastParts.rows
@@ -240,7 +250,53 @@ export function createSessionView(
     for (const message of messages) if (isUserRow(message)) inbox.settle(message.id)
   }
 
-  function applyChange(change: SessionChange): void {
+  /** Feed changes waiting for the next frame, and when the last frame was published. */
+  let queued: SessionChange[] = []
+  let frameTimer: ReturnType<typeof setTimeout> | undefined
+  let lastFrame = Number.NEGATIVE_INFINITY
+
+  /** Applies the queued changes, in order, copying the window's rows at most once. */
+  function applyQueued(): void {
+    if (queued.length === 0) return
+    const changes = queued
+    queued = []
+    const owned = new WeakSet<readonly TimelineRow[]>()
+    for (const [i, change] of changes.entries()) {
+      // A reset began a reload: what follows it waits for the reload's reads, as it would have.
+      if (buffered !== undefined) {
+        buffered.push(...changes.slice(i))
+        return
+      }
+      applyChange(change, owned)
+    }
+  }
+
+  function flushFrame(): void {
+    frameTimer = undefined
+    if (disposed) return
+    applyQueued()
+    publish()
+    // From the end of this frame: the next is at least FRAME_MS after its listeners were told.
+    lastFrame = performance.now()
+  }
+
+  function scheduleFrame(): void {
+    const wait = lastFrame + FRAME_MS - performance.now()
+    if (wait <= 0) {
+      // Due: flush now, even if the timer is still waiting (a page busy with messages runs
+      // timers late; the frame must not wait for it).
+      if (frameTimer !== undefined) clearTimeout(frameTimer)
+      flushFrame()
+    } else frameTimer ??= setTimeout(flushFrame, Math.ceil(wait)) // timers take whole milliseconds
+  }
+
+  function dropQueued(): void {
+    queued = []
+    if (frameTimer !== undefined) clearTimeout(frameTimer)
+    frameTimer = undefined
+  }
+
+  function applyChange(change: SessionChange, owned?: WeakSet<readonly TimelineRow[]>): void {
     if (change.halted) {
       const { reason, message } = change.halted
       status = reason === 'upgraded' ? 'upgraded' : 'error'
@@ -256,7 +312,13 @@ export function createSessionView(
       void reload()
       return
     }
-    const applied = applyMessages(window, change.rows, change, filter)
+    const applied = applyMessages(
+      window,
+      change.rows,
+      change,
+      filter,
+      owned as WeakSet<readonly MessageRow[]>,
+    )
     window = applied.window
     if (readsInFlight > 0 && change.durable)
       for (const message of applied.outside) late.set(message.id, { message, headSeq: change.headSeq })
@@ -271,8 +333,8 @@ export function createSessionView(
       buffered.push(change)
       return
     }
-    applyChange(change)
-    publish()
+    queued.push(change)
+    scheduleFrame()
   }
 
   /** Reads the tail, the inbox and the outline; the feed is already buffering. */
@@ -331,6 +393,8 @@ export function createSessionView(
     try {
       const pages = await read()
       if (disposed || gen !== generation) return false
+      // Changes that arrived before the pages did go first, as they would have without a frame.
+      applyQueued()
       const before = window
       for (const { page, ask } of pages) {
         window = addRange(window, page, pageRange(page, ask), filter, late)
@@ -633,6 +697,7 @@ export function createSessionView(
       if (disposed || connection !== 'up') return
       connection = 'down'
       generation++ // answers of the dead worker no longer count
+      dropQueued()
       buffered = []
       unsubscribe?.()
       unsubscribe = undefined
@@ -650,6 +715,7 @@ export function createSessionView(
       connection = 'failed'
       connectionError = failure
       generation++
+      dropQueued()
       buffered = undefined
       unsubscribe?.()
       unsubscribe = undefined
@@ -661,6 +727,7 @@ export function createSessionView(
     dispose() {
       if (disposed) return
       disposed = true
+      dropQueued()
       buffered = undefined
       unsubscribe?.()
       unsubscribe = undefined

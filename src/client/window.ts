@@ -243,12 +243,17 @@ export interface ChangeStamp {
  * ranges (below the window or in a gap) are not loaded and stay out, as do durable changes the
  * rows already hold and live previews a later durable change superseded. Returns the rows it
  * left out because they lie outside the known ranges (a page on its way may need them).
+ *
+ * `owned` holds row arrays made by earlier calls of the same batch that nobody else has seen:
+ * those are patched in place, so a batch of changes copies the window's rows once, not once per
+ * change (a streamed delta then costs a lookup and one slot).
  */
 export function applyMessages(
   window: TranscriptWindow,
   messages: readonly SessionMessage[],
   stamp: ChangeStamp,
   filter: WindowFilter,
+  owned?: WeakSet<readonly MessageRow[]>,
 ): { window: TranscriptWindow; outside: readonly SessionMessage[] } {
   const headSeq = Math.max(window.headSeq, stamp.headSeq)
   const stale = stamp.durable ? stamp.headSeq <= window.syncedThrough : stamp.headSeq < window.syncedThrough
@@ -276,7 +281,10 @@ export function applyMessages(
     if (present && existing.message === message) continue
     if (present && stamp.durable && isAheadOf(existing.message, message)) continue
     if (!present && !shown) continue
-    rows ??= window.rows.slice()
+    if (rows === undefined) {
+      rows = owned?.has(window.rows) ? (window.rows as MessageRow[]) : window.rows.slice()
+      owned?.add(rows)
+    }
     if (present && shown) rows[at] = rowOf(message)
     else if (present) rows.splice(at, 1)
     else rows.splice(at, 0, rowOf(message))

@@ -8,7 +8,13 @@ import { SessionlineError } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { SessionMessage } from '../schema/messages'
 import type { Projection } from './projection'
-import { applyTranscript, checkEvent, type TranscriptState, type TurnState, transcript } from './transcript'
+import {
+  checkEvent,
+  createTranscriptReplay,
+  type TranscriptState,
+  type TurnState,
+  transcript,
+} from './transcript'
 import { type OutlineState, turnOutline } from './turn-outline'
 import { type UsageState, usage } from './usage'
 
@@ -39,22 +45,25 @@ export interface Folded {
   rows: SessionMessage[]
 }
 
-/** Folds events one at a time; `transcript` is the fold state the next event must follow. */
+/**
+ * Folds events one at a time; `transcript` is the fold state the next event must follow. The
+ * transcript is replayed transiently (a delta extends in place a row this folder made), which
+ * nobody can observe: the folder hands out its rows and states only in `result`, once.
+ */
 function createFolder(folds: Folds) {
-  let t = folds.transcript
   let o = folds.turnOutline
   let u = folds.usage
   const rows = new Map<string, SessionMessage>()
+  const replay = createTranscriptReplay(folds.transcript, (row) => rows.set(row.id, row))
   return {
-    transcript: () => t,
+    transcript: replay.state,
     add(event: StoredEvent) {
-      const step = applyTranscript(t, event)
-      t = step.state
-      for (const row of step.changed) rows.set(row.id, row)
+      replay.add(event)
       o = turnOutline.apply(o, event)
       u = usage.apply(u, event)
     },
     result(): Folded {
+      const t = replay.state()
       const unchanged = t === folds.transcript && o === folds.turnOutline && u === folds.usage
       return {
         folds: unchanged ? folds : { transcript: t, turnOutline: o, usage: u },

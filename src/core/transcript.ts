@@ -307,6 +307,67 @@ const withOpen = (state: TranscriptState, open: readonly SessionMessage[]): Tran
   open,
 })
 
+/**
+ * A transient replay: folds events like `applyTranscript`, but a streamed delta into a row this
+ * replay made itself extends it in place instead of copying it. What it was given (the start
+ * state, its rows and parts) is never touched: the first change to a row copies it, as the pure
+ * fold does, and only that copy, its parts array and its newest part are patched afterwards.
+ * Intermediate versions of a row are never handed out, so nobody can tell: `state()` and the
+ * rows `changed` collects are the ones the pure fold would end with. Once the replay's caller
+ * takes them (the end of a batch), they must not be patched again: start a new replay.
+ *
+ * @example
+ *   const replay = createTranscriptReplay(state, (row) => rows.set(row.id, row))
+ *   for (const event of batch) replay.add(event)
+ *   state = replay.state()
+ */
+export function createTranscriptReplay(start: TranscriptState, changed: (row: SessionMessage) => void) {
+  let state = start
+  /** Rows, parts arrays and parts this replay made: nobody else holds them yet. */
+  const own = new WeakSet<object>()
+  function extend(row: SessionMessage, type: 'text' | 'reasoning', text: string): void {
+    const parts = row.parts as MessagePart[]
+    const last = parts[parts.length - 1]
+    if (last !== undefined && last.type === type && own.has(last)) (last as { text: string }).text += text
+    else {
+      const part = last?.type === type ? { type, text: last.text + text } : { type, text }
+      own.add(part)
+      if (last?.type === type) parts[parts.length - 1] = part
+      else parts.push(part)
+    }
+  }
+  return {
+    state: () => state,
+    add(event: StoredEvent): void {
+      if (event.type === 'assistant/delta') {
+        const row = openRowOf(state, event.data.messageId)
+        if (row !== undefined && row.status === 'streaming' && own.has(row) && own.has(row.parts)) {
+          const { text, reasoning } = event.data
+          if (!text && !reasoning) return
+          if (reasoning) extend(row, 'reasoning', reasoning)
+          if (text) extend(row, 'text', text)
+          ;(row as { updatedAt: number }).updatedAt = event.at
+          return
+        }
+      }
+      const step = applyTranscript(state, event)
+      state = step.state
+      // New rows, and for these events their parts array and newest part, are this replay's own.
+      const fresh =
+        event.type === 'assistant/start' || event.type === 'assistant/delta' || event.type === 'tool/call'
+      for (const row of step.changed) {
+        own.add(row)
+        if (fresh) {
+          own.add(row.parts)
+          const last = row.parts[row.parts.length - 1]
+          if (last !== undefined) own.add(last)
+        }
+        changed(row)
+      }
+    },
+  }
+}
+
 /** Reference: every row of a whole log, ascending by seq (a plain replay). */
 export function replayTranscript(events: Iterable<StoredEvent>): SessionMessage[] {
   const rows = new Map<string, SessionMessage>()
@@ -322,8 +383,9 @@ export function replayTranscript(events: Iterable<StoredEvent>): SessionMessage[
 /** The transcript fold as a projection; its view is the state itself (the engine materializes rows). */
 export const transcript: Projection<TranscriptState, TranscriptState> = {
   name: 'transcript',
-  // 2: open rows became an array in seq order (1 kept them in a record by id, with a callOwner map).
-  version: 2,
+  // 3: stored without the open rows' text, as their ids (core/materialize); 2 stored them whole
+  // in an array in seq order; 1 kept them in a record by id, with a callOwner map.
+  version: 3,
   init: initTranscript,
   apply: (state, event) => applyTranscript(state, event).state,
   view: (state) => state,

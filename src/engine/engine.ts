@@ -15,6 +15,7 @@ import { nanoid } from 'nanoid'
 import { z } from 'zod'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
+import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
@@ -46,6 +47,7 @@ import {
   rowsFrom,
 } from '../store/transactions'
 import { createBatcher, type Scheduler } from './batch'
+import { currentRows } from './cache/load'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
@@ -69,6 +71,12 @@ export interface EngineOptions extends ConnectionOptions {
   broadcast?: boolean
   /** Told what the search index did per session (loaded, caught up, rebuilt, persisted); diagnostics. */
   onSearchIndex?: (event: SearchIndexEvent) => void
+  /**
+   * How far a streaming row may lag the log in the `messages` table before it is rewritten
+   * (docs/decisions/0021; default: by 256 K characters or its stored text, a delta counting 64 at least). Readers always see the row
+   * whole; tests set small values to cross the boundaries often.
+   */
+  materialize?: Partial<MaterializePolicy>
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -113,7 +121,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     putFolds,
   } = cache
   const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
-  const { write } = createWritePath({ db, cache, notes, now, onRows: searchIndex.onRows })
+  const { write } = createWritePath({
+    db,
+    cache,
+    notes,
+    now,
+    onRows: searchIndex.onRows,
+    materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
+  })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
   connection.onLost((error, reason) => {
     for (const entry of [...entries.values()]) {
@@ -328,30 +343,41 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         'page request',
       )
       if (afterSeq !== undefined) {
-        return inRowsRead(db, async (): Promise<MessagePage> => {
-          const [row, { rows, hasNewer }, below] = await Promise.all([
+        return withCurrentRows(
+          await inRowsRead(db, async () => {
+            const [row, { rows, hasNewer }, below] = await Promise.all([
+              getSessionRow(db, id),
+              rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
+              rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
+            ])
+            if (!row) throw notFound(id)
+            const page: MessagePage = {
+              messages: rows,
+              baseSeq: rows[0]?.seq ?? 0,
+              headSeq: row.headSeq,
+              hasOlder: below.hasOlder,
+              hasNewer,
+            }
+            return { row, page }
+          }),
+        )
+      }
+      return withCurrentRows(
+        await inRowsRead(db, async () => {
+          const [row, { rows, hasOlder }] = await Promise.all([
             getSessionRow(db, id),
-            rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
-            rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
+            rowsBelow(db, id, beforeSeq, limit, includeInactive),
           ])
           if (!row) throw notFound(id)
-          return {
+          const page: MessagePage = {
             messages: rows,
             baseSeq: rows[0]?.seq ?? 0,
             headSeq: row.headSeq,
-            hasOlder: below.hasOlder,
-            hasNewer,
+            hasOlder,
           }
-        })
-      }
-      return inRowsRead(db, async (): Promise<MessagePage> => {
-        const [row, { rows, hasOlder }] = await Promise.all([
-          getSessionRow(db, id),
-          rowsBelow(db, id, beforeSeq, limit, includeInactive),
-        ])
-        if (!row) throw notFound(id)
-        return { messages: rows, baseSeq: rows[0]?.seq ?? 0, headSeq: row.headSeq, hasOlder }
-      })
+          return { row, page }
+        }),
+      )
     }),
 
     loadThrough: guard('loadThrough', async (sessionId, request) => {
@@ -361,19 +387,27 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'loadThrough request',
       )
-      return inRowsRead(db, async (): Promise<MessagePage> => {
-        const [row, from] = await Promise.all([
-          getSessionRow(db, id),
-          rowsFrom(db, id, seq, beforeSeq, includeInactive),
-        ])
-        if (!row) throw notFound(id)
-        // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
-        const fill = (pageSize - (from.length % pageSize)) % pageSize
-        const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
-        const older = await rowsBelow(db, id, below, fill, includeInactive)
-        const messages = [...older.rows, ...from]
-        return { messages, baseSeq: messages[0]?.seq ?? 0, headSeq: row.headSeq, hasOlder: older.hasOlder }
-      })
+      return withCurrentRows(
+        await inRowsRead(db, async () => {
+          const [row, from] = await Promise.all([
+            getSessionRow(db, id),
+            rowsFrom(db, id, seq, beforeSeq, includeInactive),
+          ])
+          if (!row) throw notFound(id)
+          // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
+          const fill = (pageSize - (from.length % pageSize)) % pageSize
+          const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
+          const older = await rowsBelow(db, id, below, fill, includeInactive)
+          const messages = [...older.rows, ...from]
+          const page: MessagePage = {
+            messages,
+            baseSeq: messages[0]?.seq ?? 0,
+            headSeq: row.headSeq,
+            hasOlder: older.hasOlder,
+          }
+          return { row, page }
+        }),
+      )
     }),
 
     projection: guard('projection', async <N extends ProjectionName>(sessionId: string, name: N) => {
@@ -433,6 +467,18 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         connection.close()
       }
     },
+  }
+
+  /** A page as readers must see it: streaming rows that lag in storage patched from the log. */
+  async function withCurrentRows({
+    row,
+    page,
+  }: {
+    row: SessionRow
+    page: MessagePage
+  }): Promise<MessagePage> {
+    if (!row.lagging) return page
+    return { ...page, messages: await currentRows(db, row, page.messages) }
   }
 
   /** Promotions read nothing but the session row: a current `rev` is all they need. */

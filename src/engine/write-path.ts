@@ -25,6 +25,12 @@ import {
   decide,
   type SessionState,
 } from '../core/decide'
+import {
+  DEFAULT_MATERIALIZE,
+  type LaggingRow,
+  type MaterializePolicy,
+  materialize,
+} from '../core/materialize'
 import { isSessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
@@ -75,19 +81,28 @@ const stateOf = (snap: Snapshot): SessionState => ({
   pending: snap.pending,
 })
 
-/** The row of a session after a write at `at`: its counters, a new `updatedAt` and `rev`. */
-const bumpRow = (row: SessionRow, at: number, state?: SessionState): SessionRow => ({
-  ...row,
-  ...(state ? { headSeq: state.headSeq, nextInputSeq: state.nextInputSeq } : {}),
-  updatedAt: at,
-  rev: row.rev + 1,
-})
+/** The row of a session after a write at `at`: its counters, a new `updatedAt` and `rev`, its lagging rows. */
+function bumpRow(row: SessionRow, at: number, state: SessionState, lagging: LaggingRow[]): SessionRow {
+  const next: SessionRow = {
+    ...row,
+    headSeq: state.headSeq,
+    nextInputSeq: state.nextInputSeq,
+    updatedAt: at,
+    rev: row.rev + 1,
+  }
+  // No field at all when nothing lags: the row is then stored exactly as before streaming began.
+  if (lagging.length > 0) next.lagging = lagging
+  else delete next.lagging
+  return next
+}
 
 export interface WritePathDeps {
   db: SessionlineDb
   cache: SessionCache
   notes: Notes
   now: () => number
+  /** When a streaming row is rewritten in `messages` (docs/decisions/0021). */
+  materialize?: MaterializePolicy
   /** Told of every commit's rows after it is published (the search index follows them). */
   onRows?: (sessionId: string, rows: readonly SessionMessage[], fromHead: number, toHead: number) => void
 }
@@ -102,6 +117,8 @@ export interface Written<T> {
 interface Planned<T> {
   decision: Decision<T>
   next?: Snapshot
+  /** The rows of `decision.rows` to store now; the others lag the log (`next.row.lagging`). */
+  write?: SessionMessage[]
 }
 
 /** Writes decided together in one transaction, at most. */
@@ -142,7 +159,14 @@ function merged(plans: readonly Planned<unknown>[]): Decision<unknown> {
   }
 }
 
-export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps) {
+export function createWritePath({
+  db,
+  cache,
+  notes,
+  now,
+  onRows,
+  materialize: policy = DEFAULT_MATERIALIZE,
+}: WritePathDeps) {
   /**
    * Runs one write and answers what the command answers; a refusal writes nothing.
    *
@@ -365,12 +389,19 @@ export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps
     const decision = decide(stateOf(base), command, at)
     if (isSessionlineError(decision)) throw decision
     if (!decision.next) return { decision }
+    const stored = materialize(
+      base.row.lagging ?? [],
+      { events: decision.events, rows: decision.rows, created: decision.createdRowIds },
+      decision.next.folds.transcript.open,
+      base.row.headSeq,
+      policy,
+    )
     const next: Snapshot = {
-      row: bumpRow(base.row, at, decision.next),
+      row: bumpRow(base.row, at, decision.next, stored.lagging),
       folds: decision.next.folds,
       pending: decision.next.pending,
     }
-    return { decision, next }
+    return { decision, next, write: stored.write }
   }
 
   async function writeTo<K extends Command['type'], F>(
@@ -471,9 +502,9 @@ export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps
     const changedRows: SessionMessage[] = []
     const freshReceipts: InputReceipt[] = []
     const changedReceipts: InputReceipt[] = []
-    for (const { decision } of plans) {
+    for (const { decision, write } of plans) {
       const created = new Set(decision.createdRowIds)
-      for (const row of decision.rows) (created.has(row.id) ? freshRows : changedRows).push(row)
+      for (const row of write ?? []) (created.has(row.id) ? freshRows : changedRows).push(row)
       ;(decision.newReceipts ? freshReceipts : changedReceipts).push(...decision.receipts)
     }
     if (freshRows.length > 0) writes.push(addRows(db, freshRows))
@@ -489,12 +520,13 @@ export function createWritePath({ db, cache, notes, now, onRows }: WritePathDeps
   async function persist<T>(sessionId: string, base: Snapshot, planned: Planned<T>): Promise<void> {
     const { decision } = planned
     const next = planned.next as Snapshot
+    const rows = planned.write ?? []
     const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
     if (decision.events.length > 0) writes.push(db.events.bulkAdd(decision.events))
-    if (decision.rows.length > 0) {
+    if (rows.length > 0) {
       const created = new Set(decision.createdRowIds)
-      const fresh = decision.rows.filter((row) => created.has(row.id))
-      const updated = fresh.length === 0 ? decision.rows : decision.rows.filter((row) => !created.has(row.id))
+      const fresh = rows.filter((row) => created.has(row.id))
+      const updated = fresh.length === 0 ? rows : rows.filter((row) => !created.has(row.id))
       if (fresh.length > 0) writes.push(addRows(db, fresh))
       if (updated.length > 0) writes.push(db.messages.bulkPut(updated))
     }

@@ -7,6 +7,7 @@
  *   await db.sessions.get(id)
  */
 import Dexie, { type EntityTable, type Table } from 'dexie'
+import type { LaggingRow } from '../core/materialize'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
@@ -18,10 +19,15 @@ import { SCHEMA_VERSIONS, type SchemaVersion } from './migrations'
 export interface SessionRow extends SessionInfo {
   /** Monotonic write counter: a reader whose cache holds the same `rev` is up to date. */
   rev: number
+  /**
+   * Streaming rows whose stored version lags the log (docs/decisions/0021): a reader patches
+   * them with the deltas logged after their `through`. Absent: every stored row is current.
+   */
+  lagging?: LaggingRow[]
 }
 
-/** What a session row shows outside the engine: everything but its write counter. */
-export const sessionInfo = ({ rev: _rev, ...rest }: SessionRow): SessionInfo => rest
+/** What a session row shows outside the engine: everything but its write counter and lag marks. */
+export const sessionInfo = ({ rev: _rev, lagging: _lagging, ...rest }: SessionRow): SessionInfo => rest
 
 /** Cached fold state of one projection, consistent with the log through `throughSeq`. */
 export interface ProjectionRow<S = unknown> {

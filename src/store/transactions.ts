@@ -35,6 +35,20 @@ export function inRowsRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promi
   return db.transaction('r', [db.sessions, db.messages], scope)
 }
 
+/**
+ * Events with `afterSeq < seq ≤ throughSeq` in a readonly transaction of their own (or the one
+ * in progress, when it spans the log). The log only grows, so a later transaction reads the
+ * same events an earlier one would have: a page read patches its lagging rows after it.
+ */
+export function logBetween(
+  db: SessionlineDb,
+  sessionId: string,
+  afterSeq: number,
+  throughSeq: number,
+): Promise<StoredEvent[]> {
+  return db.transaction('r', db.events, () => eventsBetween(db, sessionId, afterSeq, throughSeq))
+}
+
 export const getSessionRow = (db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> =>
   db.sessions.get(sessionId)
 

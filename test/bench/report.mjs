@@ -6,7 +6,7 @@
 
 /** @typedef {{ reps: number, opsPerRep: number, median: number, perOp: number }} Figure */
 /**
- * @typedef {{ id: string, name: string, op: string, unit: 'ms' | 'MB' | 'KB', sessionline: Figure, raw: Figure,
+ * @typedef {{ id: string, name: string, op: string, unit: 'ms' | 'MB' | 'KB' | 'snapshots', sessionline: Figure, raw: Figure,
  *   ratio: number | null, target?: number, note?: string }} Comparison
  */
 

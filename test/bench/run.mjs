@@ -310,7 +310,13 @@ async function runInBrowser(report) {
       await step('jumps', () => page.evaluate((c) => window.bench?.jumps(c), config))
     ),
   )
-  log('(10) peers: one chat on sessionline, Dexie liveQuery and RxDB')
+  log('(10) a streamed answer into a 10,000-row window')
+  comparisons.push(
+    .../** @type {never[]} */ (
+      await step('stream-page', () => page.evaluate((c) => window.bench?.streamPage(c), config))
+    ),
+  )
+  log('(11) peers: one chat on sessionline, Dexie liveQuery and RxDB')
   comparisons.push(
     .../** @type {never[]} */ (
       await step('peers', () => page.evaluate((c) => window.bench?.peers(c), config), DEADLINE_MS)

@@ -1,8 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
+import { foldEvents, initFolds } from '../../src/core/folds'
 import { replay } from '../../src/core/projection'
 import {
   applyTranscript,
+  createTranscriptReplay,
   initTranscript,
   openRowOf,
   replayTranscript,
@@ -219,6 +221,43 @@ describe('transcript fold', () => {
       )
       return next.state
     })
+  })
+
+  test('a transient replay in random batches equals the pure fold and never changes a state or row it was given or handed out', () => {
+    fc.assert(
+      fc.property(arbStampedLog, fc.array(fc.nat(), { maxLength: 6 }), (events, cuts) => {
+        const bounds = [...new Set(cuts.map((c) => c % (events.length + 1)))].sort((a, b) => a - b)
+        const batches: StoredEvent[][] = []
+        let from = 0
+        for (const to of [...bounds, events.length]) {
+          batches.push(events.slice(from, to))
+          from = to
+        }
+        let state = initTranscript()
+        const rows = new Map<string, SessionMessage>()
+        // Everything handed out so far, with a copy of how it looked then.
+        const handedOut: Array<{ value: unknown; before: unknown }> = []
+        for (const batch of batches) {
+          const given = { value: state, before: structuredClone(state) }
+          const changed = new Map<string, SessionMessage>()
+          const replay = createTranscriptReplay(state, (row) => changed.set(row.id, row))
+          for (const event of batch) replay.add(event)
+          expect(given.value).toEqual(given.before)
+          for (const { value, before } of handedOut) expect(value).toEqual(before)
+          state = replay.state()
+          for (const row of changed.values()) {
+            rows.set(row.id, row)
+            handedOut.push({ value: row, before: structuredClone(row) })
+          }
+          handedOut.push({ value: state, before: structuredClone(state) })
+        }
+        const pure = foldStepwise(events)
+        expect(state).toEqual(pure.state)
+        expect(sorted(rows)).toEqual(sorted(pure.rows))
+        expect(foldEvents(initFolds(), events).rows).toEqual(replayTranscript(events))
+      }),
+      { seed: SEED + 7, numRuns: RUNS },
+    )
   })
 
   test('nothing stays open after a turn ends', () => {

@@ -66,8 +66,12 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed }: Catc
         ])
         const stillPending = new Set(pending.map((r) => r.id))
         const left = base.pending.filter((r) => !stillPending.has(r.id)).map((r) => r.id)
-        const settled = left.length > 0 ? await getReceipts(db, left) : []
-        return { row, events, cached, pending, changed: [...admitted, ...settled] }
+        // Cached folds are read back in this transaction: their open rows are patched from its log.
+        const [settled, stored] = await Promise.all([
+          left.length > 0 ? getReceipts(db, left) : [],
+          cached && foldsFrom(cached, row),
+        ])
+        return { row, events, cached, stored, pending, changed: [...admitted, ...settled] }
       })
       if (entry.snap !== base) continue // a local commit moved the cache meanwhile: start again from it
       const { row } = read
@@ -76,7 +80,7 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed }: Catc
       let folds: Folds | undefined
       let rows: SessionMessage[] = []
       const reset = read.cached !== undefined
-      if (read.cached) folds = foldsFrom(read.cached) ?? (await loadSnapshot(id)).folds
+      if (read.cached) folds = read.stored ?? (await loadSnapshot(id)).folds
       else ({ folds, rows } = foldEvents(base.folds, read.events))
       if (entry.snap !== base) continue
       const changed = new Map<string, InputReceipt>()

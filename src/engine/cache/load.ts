@@ -5,6 +5,15 @@
  * back to when the cache is behind.
  */
 import { CACHED_FOLDS, FOLD_NAMES, type FoldName, type Folds, foldEvents, initFolds } from '../../core/folds'
+import {
+  hydrateTranscript,
+  patchFrom,
+  patchLagging,
+  type StoredTranscript,
+  storedTranscript,
+  storesSame,
+} from '../../core/materialize'
+import type { TranscriptState } from '../../core/transcript'
 import type { SessionMessage } from '../../schema/messages'
 import type { ProjectionRow, SessionlineDb, SessionRow } from '../../store/db'
 import {
@@ -12,6 +21,7 @@ import {
   getSessionRow,
   inRead,
   inWrite,
+  logBetween,
   pendingReceipts,
   projectionStates,
   putProjectionStates,
@@ -23,19 +33,64 @@ import { notFound, type Snapshot } from './entries'
 /** Events read per transaction when a projection is rebuilt from the log. */
 export const REBUILD_BATCH = 5000
 
+/** Version 2 of the transcript state stored the open rows whole; they are what `messages` holds. */
+const WHOLE_ROWS_TRANSCRIPT = 2
+
+/**
+ * `rows`, read with `session`, as a reader must see them: every lagging one patched with the
+ * deltas logged after its stored version up to the session's head (docs/decisions/0021). Reads
+ * the log only when a row lags, in the transaction in progress if it spans the log.
+ */
+export async function currentRows(
+  db: SessionlineDb,
+  session: SessionRow,
+  rows: readonly SessionMessage[],
+): Promise<SessionMessage[]> {
+  const from = patchFrom(
+    session.lagging,
+    rows.map((row) => row.id),
+  )
+  if (from === undefined) return rows as SessionMessage[]
+  const events = await logBetween(db, session.id, from, session.headSeq)
+  return patchLagging(rows, session.lagging, events)
+}
+
 export type Loader = ReturnType<typeof createLoader>
 
 export function createLoader(db: SessionlineDb, notes: Notes) {
-  /** Fold states from cached projection rows, or undefined when one is missing or outdated. */
-  function foldsFrom(rows: ReadonlyMap<string, ProjectionRow>): Folds | undefined {
+  /**
+   * Inside a transaction over `messages` and `events`: fold states from cached projection rows,
+   * the transcript's open rows read back and patched; undefined when one is missing or outdated.
+   */
+  async function foldsFrom(
+    rows: ReadonlyMap<string, ProjectionRow>,
+    session: SessionRow,
+  ): Promise<Folds | undefined> {
     const states: Partial<Record<FoldName, unknown>> = {}
     for (const name of FOLD_NAMES) {
       const row = rows.get(name)
-      if (!row || row.version !== CACHED_FOLDS[name].version) return undefined
+      if (!row) return undefined
+      const whole = name === 'transcript' && row.version === WHOLE_ROWS_TRANSCRIPT
+      if (row.version !== CACHED_FOLDS[name].version && !whole) return undefined
       states[name] = row.state
     }
+    const stored = rows.get('transcript') as ProjectionRow
     // Every fold is present, each stored by `putFolds` under the version its code still has.
-    return states as Folds
+    if (stored.version === WHOLE_ROWS_TRANSCRIPT) return states as Folds
+    const transcript = await transcriptFrom(stored.state as StoredTranscript, session)
+    return transcript && ({ ...states, transcript } as Folds)
+  }
+
+  async function transcriptFrom(
+    stored: StoredTranscript,
+    session: SessionRow,
+  ): Promise<TranscriptState | undefined> {
+    if (!Array.isArray(stored.open)) return undefined
+    if (stored.open.length === 0) return hydrateTranscript(stored, new Map())
+    const found = await db.messages.bulkGet(stored.open)
+    if (found.some((row) => row === undefined || row.sessionId !== session.id)) return undefined
+    const open = await currentRows(db, session, found as SessionMessage[])
+    return hydrateTranscript(stored, new Map(open.map((row) => [row.id, row])))
   }
 
   /** Stores the folds that differ from `previous` (all of them without it). */
@@ -45,7 +100,12 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
     folds: Folds,
     previous?: Folds,
   ): Promise<unknown> | undefined {
-    const changed = FOLD_NAMES.filter((name) => folds[name] !== previous?.[name])
+    const changed = FOLD_NAMES.filter((name) =>
+      // The transcript is stored without its rows' text: a delta leaves the stored state as it was.
+      name === 'transcript'
+        ? !previous || !storesSame(folds.transcript, previous.transcript)
+        : folds[name] !== previous?.[name],
+    )
     if (changed.length === 0) return undefined
     return putProjectionStates(
       db,
@@ -54,8 +114,8 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
       changed.map((name) => ({
         name,
         version: CACHED_FOLDS[name].version,
-        state: folds[name],
-        previous: previous?.[name],
+        state: name === 'transcript' ? storedTranscript(folds.transcript) : folds[name],
+        previous: name === 'transcript' ? undefined : previous?.[name],
       })),
     )
   }
@@ -69,10 +129,10 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
         projectionStates(db, sessionId),
         pendingReceipts(db, sessionId),
       ])
-      return { row, cached, pending }
+      return { row, cached, pending, folds: await foldsFrom(cached, row) }
     })
     if (!stored) throw notFound(sessionId)
-    const folds = foldsFrom(stored.cached)
+    const { folds } = stored
     if (folds) return { row: stored.row, folds, pending: stored.pending }
     const rebuilt =
       stored.row.source === 'native'
@@ -88,7 +148,9 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
    * transaction that first folds whatever was appended meanwhile.
    */
   async function rebuild(sessionId: string, cached: ReadonlyMap<string, ProjectionRow>): Promise<Snapshot> {
-    const transcriptStale = cached.get('transcript')?.version !== CACHED_FOLDS.transcript.version
+    const transcriptVersion = cached.get('transcript')?.version
+    const transcriptStale =
+      transcriptVersion !== CACHED_FOLDS.transcript.version && transcriptVersion !== WHOLE_ROWS_TRANSCRIPT
     let folds = initFolds()
     const rows = new Map<string, SessionMessage>()
     let through = 0
@@ -112,7 +174,9 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
           .where('[sessionId+seq]')
           .between([sessionId, 0], [sessionId, Number.POSITIVE_INFINITY])
           .delete()
-        return storeRebuilt(row, folded.folds, db.messages.bulkPut([...rows.values()]))
+        // Every row is stored whole again: none lags.
+        const { lagging: _lagging, ...current } = row
+        return storeRebuilt(current, folded.folds, db.messages.bulkPut([...rows.values()]))
       }
       return storeRebuilt(row, folded.folds)
     })
@@ -147,7 +211,7 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
       projectionStates(db, sessionId),
       pendingReceipts(db, sessionId),
     ])
-    let folds = foldsFrom(cached)
+    let folds = await foldsFrom(cached, row)
     if (!folds) {
       // Another engine of a different version wrote these; replaying inside the transaction
       // keeps this write correct, and the next cold open rebuilds the cache.

@@ -18,6 +18,8 @@ export const BenchConfig = z.strictObject({
   /** (8) streamed answers per run, each `streamKb` KB in 1 KB deltas (one append per delta). */
   streamReps: count,
   streamKb: count,
+  /** (10) rows loaded in the view that watches a streamed answer (`streamKb` deltas of 1 KB). */
+  streamPageRows: count,
   /** (3) promotions timed per repetition. */
   promoteCalls: count,
   /** Repetitions of (1)–(3); sides alternate order every repetition. */
@@ -62,6 +64,7 @@ export const FULL: BenchConfig = {
   concurrentAdmits: 200,
   streamReps: 3,
   streamKb: 200,
+  streamPageRows: 10_000,
   promoteCalls: 150,
   writeReps: 7,
   seedTurns: 10_000,
@@ -119,6 +122,7 @@ export const NODE: BenchConfig = {
   writeReps: 2,
   concurrentAdmits: 40,
   streamKb: 20,
+  streamPageRows: 1000,
   seedTurns: 200,
   seedTurnsPerWrite: 100,
   coldReps: 3,

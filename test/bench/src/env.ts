@@ -19,6 +19,7 @@ export const DB = {
   writesRaw: 'bench-writes-raw',
   longSl: 'bench-long-sessionline',
   longRaw: 'bench-long-raw',
+  streamPage: 'bench-stream-page',
 } as const
 export const LONG_SESSION = 'long'
 

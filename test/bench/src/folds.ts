@@ -13,7 +13,7 @@
  * a machine shared with other work does not distort the way it distorts a stopwatch.
  */
 import { writeFileSync } from 'node:fs'
-import { applyTranscript, initTranscript } from '../../../src/core/transcript'
+import { createTranscriptReplay, initTranscript } from '../../../src/core/transcript'
 import { turnOutline } from '../../../src/core/turn-outline'
 import type { StoredEvent } from '../../../src/schema/events'
 
@@ -28,22 +28,27 @@ interface Fold {
   end(): number
 }
 
+/**
+ * The transcript fold as the engine's rebuild and `foldEvents` run it: a transient replay per
+ * batch (core/transcript `createTranscriptReplay`), whose rows equal the pure fold's.
+ */
 function transcriptFold(): Fold {
   let state = initTranscript()
   let rows = 0
+  const count = () => {
+    rows++
+  }
   return {
     start: () => {
       state = initTranscript()
       rows = 0
     },
     add(batch) {
-      for (const event of batch) {
-        const step = applyTranscript(state, event)
-        state = step.state
-        rows += step.changed.length
-      }
+      const replay = createTranscriptReplay(state, count)
+      for (const event of batch) replay.add(event)
+      state = replay.state()
     },
-    end: () => rows,
+    end: () => rows + state.lastTurn,
   }
 }
 

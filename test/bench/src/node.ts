@@ -12,12 +12,13 @@ import { IDBKeyRange, IDBObjectStore, indexedDB } from 'fake-indexeddb'
 import { connect } from '../../../src/index'
 import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
-import { type BenchEnv, DB, LONG_SESSION, openEngine } from './env'
+import { type BenchEnv, DB, freshEngine, LONG_SESSION, openEngine } from './env'
 import { runPeers } from './peers'
 import { servePeerEngine, stopPeerEngine } from './peers-engine'
 import { benchComlinkTail, rawTailService, runReads } from './reads'
 import { runJumps, runSearch } from './search'
 import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
+import { runStreamPage } from './stream-page'
 import { runWrites } from './writes'
 
 const [out, request] = process.argv.slice(2)
@@ -93,7 +94,7 @@ env.log('(9) jumps (MessageChannel)')
   }
 }
 
-env.log('(10) peers (MessageChannel)')
+env.log('(11) peers (MessageChannel)')
 // liveQuery runs only where Dexie finds a global IndexedDB; Node has none but fake-indexeddb's.
 Dexie.dependencies.indexedDB = indexedDB
 Dexie.dependencies.IDBKeyRange = IDBKeyRange
@@ -120,6 +121,20 @@ comparisons.push(
     cfg,
   )),
 )
+env.log('(10) stream-page (MessageChannel)')
+{
+  const channel = new MessageChannel()
+  const engine = exposeEngine(await freshEngine(env, DB.streamPage), channel.port1)
+  const client = connect(channel.port2)
+  try {
+    comparisons.push(...(await runStreamPage(client, cfg, env.log)))
+  } finally {
+    await client.close()
+    await engine.close()
+    channel.port1.close()
+    channel.port2.close()
+  }
+}
 
 writeFileSync(
   out,

@@ -11,6 +11,7 @@ import type { EngineLink } from './peers-sessionline'
 import { benchComlinkTail, type RawTailService } from './reads'
 import { runJumps } from './search'
 import { memoryComparisons, type SeedResult } from './seed'
+import { runStreamPage } from './stream-page'
 import type { BenchWorker } from './worker'
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' })
@@ -58,7 +59,7 @@ async function jumps(config: unknown) {
   }
 }
 
-/** (10) on the page, where an app's UI lives: sessionline through `connect`, the peers in the page. */
+/** (11) on the page, where an app's UI lives: sessionline through `connect`, the peers in the page. */
 function peers(config: unknown) {
   const connectEngine = async (fresh: boolean): Promise<EngineLink> => {
     const channel = new MessageChannel()
@@ -77,6 +78,20 @@ function peers(config: unknown) {
   return runPeers({ dexie: { indexedDB, IDBKeyRange }, connectEngine, log }, BenchConfig.parse(config))
 }
 
+/** (10) on the page: a streamed answer into views of a 10,000-row window and of the tail. */
+async function streamPage(config: unknown) {
+  const cfg = BenchConfig.parse(config)
+  const channel = new MessageChannel()
+  await remote.serveStream(Comlink.transfer(channel.port2, [channel.port2]))
+  const client = connect(channel.port1)
+  try {
+    return await runStreamPage(client, cfg, (message) => console.info(`[bench page] ${message}`))
+  } finally {
+    await client.close()
+    await remote.stopServing()
+  }
+}
+
 const bench = {
   config: resolveConfig,
   memoryComparisons: (sessionline: SeedResult, raw: SeedResult) => memoryComparisons(sessionline, raw),
@@ -87,6 +102,7 @@ const bench = {
   search: (config: unknown) => remote.search(config),
   jumps,
   peers,
+  streamPage,
 }
 
 declare global {

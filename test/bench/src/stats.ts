@@ -20,7 +20,7 @@ export interface Comparison {
   name: string
   /** What one operation is, e.g. "append of 200 events". */
   op: string
-  unit: 'ms' | 'MB' | 'KB'
+  unit: 'ms' | 'MB' | 'KB' | 'snapshots'
   sessionline: Figure
   raw: Figure
   /** sessionline.median / raw.median (null when raw is too close to zero to divide by: under 1 µs, 0.05 MB or 0.05 KB). */

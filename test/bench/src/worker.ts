@@ -8,7 +8,7 @@ import Dexie from 'dexie'
 import type { Engine } from '../../../src/engine/types'
 import { exposeEngine } from '../../../worker/index'
 import { BenchConfig } from './config'
-import { type BenchEnv, DB, openEngine } from './env'
+import { type BenchEnv, DB, freshEngine, openEngine } from './env'
 import { servePeerEngine, stopPeerEngine } from './peers-engine'
 import { type RawTailService, rawTailService, runReads } from './reads'
 import { runSearch } from './search'
@@ -22,7 +22,7 @@ const env: BenchEnv = {
   objectStore: IDBObjectStore,
 }
 
-let served: { engine: Engine; raw: RawTailService } | undefined
+let served: { engine: Engine; raw?: RawTailService } | undefined
 
 const api = {
   describe: () => ({
@@ -40,12 +40,17 @@ const api = {
     Comlink.expose({ tail: raw.tail }, ports.raw)
     served = { engine, raw }
   },
-  /** (10) a new engine on the peers' database, served on `port` for the page's `connect`. */
+  /** (11) a new engine on the peers' database, served on `port` for the page's `connect`. */
   servePeer: (port: MessagePort, fresh: boolean) => servePeerEngine(env, port, fresh),
   stopPeer: () => stopPeerEngine(),
+  /** (10) an engine on a fresh database of its own, for the page's stream-page views. */
+  async serveStream(port: MessagePort) {
+    const engine = exposeEngine(await freshEngine(env, DB.streamPage), port)
+    served = { engine }
+  },
   async stopServing() {
     await served?.engine.close()
-    served?.raw.close()
+    served?.raw?.close()
     served = undefined
   },
 }
