@@ -21,9 +21,11 @@ import { AppendEvents } from '../schema/events'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { ProviderConfig } from '../schema/provider'
 import {
+  DEFAULT_OUTLINE_SLICE,
   EventsRequest,
   LoadThroughRequest,
   type MessagePage,
+  OutlineRequest,
   PageRequest,
   PromoteMode,
 } from '../schema/requests'
@@ -51,6 +53,7 @@ import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
+import { outlineRange } from './cache/outline'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 import { createWritePath } from './write-path'
@@ -107,6 +110,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     loadCurrent,
     setSnapshot,
     viewsOf,
+    outline,
     requestPreview,
     removeEntry,
     catchUp,
@@ -380,10 +384,23 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const which = parseOrThrow(ProjectionNameSchema, name, 'projection name')
       return use(sessionIdOf(sessionId), async (entry) => {
         await loadCurrent(entry)
-        const view = which === 'pending' ? entry.snap?.pending : viewsOf(entry)[which].getView()
-        return view as ProjectionViews[N]
+        const snap = entry.snap!
+        if (which === 'pending') return snap.pending as ProjectionViews[N]
+        if (which === 'turnOutline') return (await outline.whole(entry.id, snap)) as ProjectionViews[N]
+        return viewsOf(entry).usage.getView() as ProjectionViews[N]
       })
     }) as Engine['projection'],
+
+    outline: guard('outline', async (sessionId, request = {}) => {
+      const id = sessionIdOf(sessionId)
+      const range = parseOrThrow(OutlineRequest, request, 'outline request')
+      return use(id, async (entry) => {
+        await loadCurrent(entry)
+        const snap = entry.snap!
+        const { start, end } = outlineRange(snap.folds.turnOutline.entries.length, range, DEFAULT_OUTLINE_SLICE)
+        return outline.slice(entry.id, snap, start, end)
+      })
+    }),
 
     watch: guard('watch', async (sessionId, listener) => {
       const id = sessionIdOf(sessionId)
