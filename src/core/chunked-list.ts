@@ -84,7 +84,10 @@ export function unloadedChunks(list: ChunkedList<unknown>, start: number, end: n
  * The list with unloaded chunks filled in from `loaded` (by chunk index), for reading: the
  * items are the same, so this is the same list in every sense but which chunks it holds.
  */
-export function withChunks<T>(list: ChunkedList<T>, loaded: ReadonlyMap<number, readonly T[]>): ChunkedList<T> {
+export function withChunks<T>(
+  list: ChunkedList<T>,
+  loaded: ReadonlyMap<number, readonly T[]>,
+): ChunkedList<T> {
   if (loaded.size === 0) return list
   const chunks = list.chunks.map((chunk, index) => chunk ?? loaded.get(index))
   return listOfChunks(chunks)
@@ -141,7 +144,7 @@ const flattened = new WeakMap<ChunkedList<unknown>, readonly unknown[]>()
 export function listItems<T>(list: ChunkedList<T>): readonly T[] {
   let items = flattened.get(list) as readonly T[] | undefined
   if (!items) {
-    const unloaded = list.chunks.findIndex((chunk) => chunk === undefined)
+    const unloaded = list.chunks.indexOf(undefined)
     if (unloaded >= 0) throw new Error(`chunk ${unloaded} of the list is not loaded`)
     const chunks = list.chunks as readonly (readonly T[])[]
     items = chunks.length === 1 ? chunks[0]! : chunks.flat()

@@ -48,12 +48,12 @@ import {
   rowsFrom,
 } from '../store/transactions'
 import { createBatcher, type Scheduler } from './batch'
+import { outlineRange } from './cache/outline'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
-import { outlineRange } from './cache/outline'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 import { createWritePath } from './write-path'
@@ -397,7 +397,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       return use(id, async (entry) => {
         await loadCurrent(entry)
         const snap = entry.snap!
-        const { start, end } = outlineRange(snap.folds.turnOutline.entries.length, range, DEFAULT_OUTLINE_SLICE)
+        const { start, end } = outlineRange(
+          snap.folds.turnOutline.entries.length,
+          range,
+          DEFAULT_OUTLINE_SLICE,
+        )
         return outline.slice(entry.id, snap, start, end)
       })
     }),

@@ -158,10 +158,12 @@ export async function projectionStates(
       .toArray()
     return decodeStates(rows)
   }
-  const heads = (await db.projections.bulkGet(names.map((name) => [sessionId, name] as [string, string]))).filter(
-    (row): row is ProjectionRow => row !== undefined,
+  const heads = (
+    await db.projections.bulkGet(names.map((name) => [sessionId, name] as [string, string]))
+  ).filter((row): row is ProjectionRow => row !== undefined)
+  const chunkKeys = heads.flatMap((head) =>
+    chunkNamesOf(head, true).map((name) => [sessionId, name] as [string, string]),
   )
-  const chunkKeys = heads.flatMap((head) => chunkNamesOf(head, true).map((name) => [sessionId, name] as [string, string]))
   const chunks = chunkKeys.length === 0 ? [] : await db.projections.bulkGet(chunkKeys)
   return decodeStates([...heads, ...chunks.filter((row): row is ProjectionRow => row !== undefined)])
 }

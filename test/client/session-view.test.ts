@@ -261,7 +261,9 @@ describe('a session view over a real engine through Comlink', () => {
       expect(s.rows.filter((row) => row.kind === 'message')).toHaveLength(50)
       expect(s.hasOlder).toBe(true)
       expect(s.queued.map((input) => input.id)).toEqual(['tab-2'])
-      expect([page.calls.get('page'), page.calls.get('pending'), page.calls.get('outline')]).toEqual([1, 1, 1])
+      expect([page.calls.get('page'), page.calls.get('pending'), page.calls.get('outline')]).toEqual([
+        1, 1, 1,
+      ])
     } finally {
       await otherTab.close()
     }
@@ -550,7 +552,10 @@ describe('the outline under random schedules', () => {
             if (settle) await Promise.all(work)
           }
           await Promise.all(work)
-          const settled = await until(view, (s) => s.outlineBefore + s.outline.length === turns && !s.loadingOlder)
+          const settled = await until(
+            view,
+            (s) => s.outlineBefore + s.outline.length === turns && !s.loadingOlder,
+          )
           const whole = await page.client.projection(id, 'turnOutline')
           expect(settled.outline).toEqual(whole.slice(settled.outlineBefore))
           const asked = ops.filter((o) => o.kind === 'outline').map((o) => o.at)
@@ -618,5 +623,5 @@ describe('the rail of a long session', () => {
     expect(top.rail[9_999]).toBe(after.rail.at(-1)) // marks that did not change kept their identity
     await view.loadOutline(0) // nothing left to read
     expect(view.getSnapshot()).toBe(top)
-}, 120_000)
+  }, 120_000)
 })

@@ -33,7 +33,7 @@ import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import type { InputReceipt } from '../../src/schema/inputs'
 import type { SessionMessage } from '../../src/schema/messages'
 import type { PromoteMode } from '../../src/schema/requests'
-import type { TurnOutlineEntry, UsageTotals } from '../../src/schema/session'
+import type { UsageTotals } from '../../src/schema/session'
 import { openDb } from '../../src/store/db'
 import { arbSessionLog } from '../support/arb-log'
 import { comlinkEngine, freshDbName, inProcessEngine, type TestEngine } from '../support/engines'
@@ -978,8 +978,7 @@ async function checkServed(
       for (const [name, engine] of [
         ...engines.map((e, i) => [`engine ${'ab'[i]}`, e] as const),
         ['a fresh engine', cold.engine] as const,
-      ])
-      {
+      ]) {
         expect(await served(engine, id), `${where}: ${id} as ${name} serves it`).toEqual(expected)
         const headSeq = snap.events.at(-1)?.seq ?? 0
         for (const range of outlineRanges(expected.outline.length))

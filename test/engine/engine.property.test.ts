@@ -19,7 +19,7 @@ import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import type { InputReceipt } from '../../src/schema/inputs'
 import type { SessionMessage } from '../../src/schema/messages'
 import type { PromoteMode } from '../../src/schema/requests'
-import type { TurnOutlineEntry, UsageTotals } from '../../src/schema/session'
+import type { UsageTotals } from '../../src/schema/session'
 import { openDb } from '../../src/store/db'
 import {
   type EngineFactory,

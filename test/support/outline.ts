@@ -11,7 +11,9 @@ export function withSlice(
 ): TurnOutlineEntry[] | undefined {
   if (slice.start > entries.length) return undefined
   if (slice.start + slice.entries.length !== slice.total)
-    throw new Error(`a change's slice must reach the end: ${slice.start}+${slice.entries.length} ≠ ${slice.total}`)
+    throw new Error(
+      `a change's slice must reach the end: ${slice.start}+${slice.entries.length} ≠ ${slice.total}`,
+    )
   return [...entries.slice(0, slice.start), ...slice.entries]
 }
 
@@ -25,7 +27,10 @@ export function outlineMirror(read: () => Promise<OutlineSlice>, changed: () => 
   let headSeq = -1
   function reread(): void {
     void read().then((slice) => {
-      if (slice.headSeq < headSeq) return reread()
+      if (slice.headSeq < headSeq) {
+        reread()
+        return
+      }
       entries = slice.entries
       headSeq = slice.headSeq
       changed()
@@ -42,10 +47,16 @@ export function outlineMirror(read: () => Promise<OutlineSlice>, changed: () => 
       headSeq = slice.headSeq
     },
     push(slice: OutlineSlice | undefined, reset: boolean): void {
-      if (reset) return reread()
+      if (reset) {
+        reread()
+        return
+      }
       if (slice === undefined || slice.headSeq <= headSeq) return
       const merged = withSlice(entries, slice)
-      if (merged === undefined) return reread()
+      if (merged === undefined) {
+        reread()
+        return
+      }
       entries = merged
       headSeq = slice.headSeq
     },

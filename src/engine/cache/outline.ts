@@ -9,7 +9,7 @@
  *   await reader.slice(sessionId, snap, 0, 100) // {total, start: 0, entries: the first 100}
  *   outlineChange(base.folds.turnOutline, next.folds.turnOutline) // {total, start, entries} | undefined
  */
-import { CACHED_FOLDS } from '../../core/folds'
+
 import {
   type ChunkedList,
   LIST_CHUNK,
@@ -18,6 +18,7 @@ import {
   unloadedChunks,
   withChunks,
 } from '../../core/chunked-list'
+import { CACHED_FOLDS } from '../../core/folds'
 import { replay } from '../../core/projection'
 import { type OutlineState, turnOutline } from '../../core/turn-outline'
 import type { OutlineSlice, TurnOutlineEntry } from '../../schema/session'

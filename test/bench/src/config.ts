@@ -44,6 +44,8 @@ export const BenchConfig = z.strictObject({
   /** (8) queries timed against the built index, and (9) jumps / hits landed timed. */
   searchQueries: count,
   jumpReps: count,
+  /** (10) `--huge`: the session sizes, in turns, the growth suite measures at (none: skipped). */
+  growthSizes: z.array(count),
 })
 export type BenchConfig = z.infer<typeof BenchConfig>
 
@@ -72,6 +74,7 @@ export const FULL: BenchConfig = {
   searchRows: 100_000,
   searchQueries: 200,
   jumpReps: 7,
+  growthSizes: [],
 }
 
 /** Under two minutes: the same shapes, fewer repetitions, a 1,000-turn session. */
@@ -117,14 +120,18 @@ export const NODE: BenchConfig = {
   searchRows: 1000,
   searchQueries: 10,
   jumpReps: 2,
+  growthSizes: [100, 300],
 }
 
-export const PRESETS = { full: FULL, quick: QUICK, node: NODE } as const
+/** `--huge`: only the growth suite, at 1,000, 10,000 and 100,000 turns (not part of quick or full). */
+export const HUGE: BenchConfig = { ...FULL, growthSizes: [1000, 10_000, 100_000], seedTurnsPerWrite: 1000 }
+
+export const PRESETS = { full: FULL, quick: QUICK, node: NODE, huge: HUGE } as const
 export type PresetName = keyof typeof PRESETS
 
 /** What the runner asks for: a preset, and fields to override (`--config '{"seedTurns":2000}'`). */
 export const ConfigRequest = z.strictObject({
-  preset: z.enum(['full', 'quick', 'node']),
+  preset: z.enum(['full', 'quick', 'node', 'huge']),
   overrides: BenchConfig.partial().default({}),
 })
 

@@ -12,6 +12,7 @@ import { connect } from '../../../src/index'
 import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
 import { type BenchEnv, DB, LONG_SESSION, openEngine } from './env'
+import { runGrowth } from './growth'
 import { benchComlinkTail, rawTailService, runReads } from './reads'
 import { runJumps, runSearch } from './search'
 import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
@@ -89,6 +90,9 @@ env.log('(9) jumps (MessageChannel)')
     channel.port2.close()
   }
 }
+
+env.log('(10) growth with session length')
+comparisons.push(...(await runGrowth(env, cfg)))
 
 writeFileSync(
   out,
