@@ -120,7 +120,7 @@ export const NODE: BenchConfig = {
   searchRows: 1000,
   searchQueries: 10,
   jumpReps: 2,
-  growthSizes: [100, 300],
+  growthSizes: [50, 150],
 }
 
 /** `--huge`: only the growth suite, at 1,000, 10,000 and 100,000 turns (not part of quick or full). */
