@@ -110,16 +110,20 @@ function listChunkRows(
   return rows
 }
 
+/** Chunks of a list a `tailOnly` read takes: its last two, so they hold at least LIST_CHUNK items. */
+const TAIL_CHUNKS = 2
+
 /**
  * The chunk rows a head row needs: every chunk of a chunked array, and of a chunked list all
- * (or with `tailOnly`, only its last one).
+ * (or with `tailOnly`, its last TAIL_CHUNKS: what a fold step touches, and a reader's newest
+ * slice of up to LIST_CHUNK items without another read).
  */
 export function chunkNamesOf(head: ProjectionRow, tailOnly: boolean): string[] {
   if (!isRecord(head.state)) return []
   const names: string[] = []
   for (const [key, value] of Object.entries(head.state)) {
     if (!isChunked(value)) continue
-    const first = value.list && tailOnly ? Math.max(0, value.$chunked - 1) : 0
+    const first = value.list && tailOnly ? Math.max(0, value.$chunked - TAIL_CHUNKS) : 0
     for (let index = first; index < value.$chunked; index++) names.push(chunkName(head.name, key, index))
   }
   return names

@@ -142,7 +142,7 @@ export function eventsBetween(
 
 /**
  * The cached fold states of a session, by projection name. With `names`, the head rows of those
- * projections and, of each chunked list in them, only its last chunk: two keyed reads whose cost
+ * projections and, of each chunked list in them, only its last chunks: two keyed reads whose cost
  * does not grow with the session (the earlier chunks stay unloaded; `listChunks` reads them).
  * Without, every row of the session in one range read.
  */

@@ -1,6 +1,6 @@
 /**
- * The turn outline by range (docs/decisions/0022). A cold open keeps only the last chunk of the
- * outline in memory (all a fold step touches; src/store/projection-state.ts); a range that
+ * The turn outline by range (docs/decisions/0022). A cold open keeps only the last two chunks of
+ * the outline in memory (what a fold step and the newest slice touch; src/store/projection-state.ts); a range that
  * reaches earlier chunks reads them from the store, and the change feed carries the changed
  * suffix, never the whole outline.
  *
