@@ -71,7 +71,12 @@ function render(): void {
     running: readOnly === undefined && isRunning(snapshot),
     ...(readOnly ? { placeholder: readOnly } : {}),
   })
-  rail.update({ items: snapshot.rail, current: transcript.readingTurn(), busy: jumpingTurn })
+  rail.update({
+    items: snapshot.rail,
+    before: snapshot.outlineBefore,
+    current: transcript.readingTurn(),
+    busy: jumpingTurn,
+  })
   if (snapshot.error) showNotice(snapshot.error.message)
 }
 
@@ -114,7 +119,10 @@ function turnsBetween(fromSeq: number, toSeq: number): number {
   for (const entry of outline) if (entry.seq >= fromSeq && entry.seq <= toSeq) count++
   return count
 }
-const rail = new Rail($('#rail'), { activate: (item) => void jump(item).catch(report('Could not jump')) })
+const rail = new Rail($('#rail'), {
+  activate: (item) => void jump(item).catch(report('Could not jump')),
+  loadBefore: (position) => void view?.loadOutline(position).catch(report('Could not load the turn rail')),
+})
 const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
   edit: (id, text) => void view?.edit(id, text).catch(report('Could not edit')),

@@ -8,10 +8,14 @@ const OVERSCAN = 20
 
 export interface RailOptions {
   activate(item: RailItem): void
+  /** The rail shows marks above its items (`before`): load the outline from this position on. */
+  loadBefore?(position: number): void
 }
 
 export interface RailState {
   items: readonly RailItem[]
+  /** Turns above `items` whose outline is not loaded yet (`snapshot.outlineBefore`): placeholder marks. */
+  before?: number
   /** Turn being read in the transcript. */
   current?: number
   /** Turn whose rows are being loaded by a jump. */
@@ -22,6 +26,8 @@ export interface RailState {
  * The turn rail: a column of marks, one per turn of the whole session (not only the loaded
  * window), virtualized on its fixed pitch so 10,000 turns cost a few dozen buttons. One mark is
  * in the tab order (roving focus); arrows, Page Up/Down, Home and End move between marks.
+ * Marks are placed by position: the `before` turns whose outline is not loaded yet show as
+ * placeholders, and scrolling (or moving focus) onto them asks for their outline (`loadBefore`).
  */
 export class Rail {
   private readonly frame = h('div', { class: 'rail__frame' })
@@ -39,6 +45,8 @@ export class Rail {
   private focusIndex: number | undefined
   private framePending = false
   private followedCurrent: number | undefined
+  /** Lowest position already asked of `loadBefore`. */
+  private askedFrom: number | undefined
 
   constructor(
     private readonly root: HTMLElement,
@@ -74,13 +82,15 @@ export class Rail {
     const same =
       state.items === this.state.items &&
       state.current === this.state.current &&
-      state.busy === this.state.busy
+      state.busy === this.state.busy &&
+      (state.before ?? 0) === this.before
+    if ((state.before ?? 0) !== this.before) this.askedFrom = undefined
     this.state = state
-    if (this.focusIndex !== undefined && this.focusIndex >= state.items.length) this.focusIndex = undefined
+    if (this.focusIndex !== undefined && this.focusIndex >= this.count) this.focusIndex = undefined
     if (same) return
     // Size the frame before following the current mark, so the scroll is not clamped.
-    this.root.hidden = state.items.length === 0
-    this.track.style.height = `${state.items.length * MARK_PITCH}px`
+    this.root.hidden = this.count === 0
+    this.track.style.height = `${this.count * MARK_PITCH}px`
     this.followCurrent()
     this.render()
   }
@@ -94,6 +104,20 @@ export class Rail {
     })
   }
 
+  private get before(): number {
+    return this.state.before ?? 0
+  }
+
+  /** Marks in all: the placeholders, then the items. */
+  private get count(): number {
+    return this.before + this.state.items.length
+  }
+
+  /** The item at `position`, or undefined for a placeholder. */
+  private itemAt(position: number): RailItem | undefined {
+    return position < this.before ? undefined : this.state.items[position - this.before]
+  }
+
   private indexOfTurn(turn: number | undefined): number | undefined {
     if (turn === undefined) return undefined
     const { items } = this.state
@@ -102,7 +126,7 @@ export class Rail {
     while (low <= high) {
       const mid = (low + high) >> 1
       const t = items[mid]!.turn
-      if (t === turn) return mid
+      if (t === turn) return this.before + mid
       if (t < turn) low = mid + 1
       else high = mid - 1
     }
@@ -129,16 +153,22 @@ export class Rail {
   }
 
   private render(): void {
-    const { items, current, busy } = this.state
+    const { current, busy } = this.state
+    const count = this.count
     const { scrollTop, clientHeight, scrollHeight } = this.frame
     toggleClass(this.root, 'rail--fade-top', scrollTop > 1)
     toggleClass(this.root, 'rail--fade-bottom', scrollTop + clientHeight < scrollHeight - 1)
     const first = Math.max(0, Math.floor(scrollTop / MARK_PITCH) - OVERSCAN)
-    const last = Math.min(items.length - 1, Math.ceil((scrollTop + clientHeight) / MARK_PITCH) + OVERSCAN)
-    const tabIndex = this.focusIndex ?? this.indexOfTurn(current) ?? items.length - 1
+    const last = Math.min(count - 1, Math.ceil((scrollTop + clientHeight) / MARK_PITCH) + OVERSCAN)
+    const tabIndex = this.focusIndex ?? this.indexOfTurn(current) ?? count - 1
     const wanted = new Set<number>()
     for (let i = first; i <= last; i++) wanted.add(i)
-    if (tabIndex >= 0 && tabIndex < items.length) wanted.add(tabIndex)
+    if (tabIndex >= 0 && tabIndex < count) wanted.add(tabIndex)
+    const lowest = Math.min(first, tabIndex)
+    if (lowest < this.before && (this.askedFrom === undefined || lowest < this.askedFrom)) {
+      this.askedFrom = lowest
+      this.options.loadBefore?.(lowest)
+    }
     for (const [index, mark] of this.marks) {
       if (!wanted.has(index) && mark !== document.activeElement) {
         mark.remove()
@@ -146,13 +176,25 @@ export class Rail {
       }
     }
     for (const index of wanted) {
-      const item = items[index]!
+      const item = this.itemAt(index)
       let mark = this.marks.get(index)
       if (!mark) {
         mark = h('button', { class: 'rail__mark', attrs: { type: 'button', 'data-index': index } })
         mark.style.top = `${index * MARK_PITCH}px`
         this.marks.set(index, mark)
         this.track.append(mark)
+      }
+      if (item === undefined) {
+        setAttrs(mark, {
+          'data-turn': undefined,
+          'data-kind': 'placeholder',
+          'aria-label': 'Turn not loaded yet',
+          'aria-current': undefined,
+          'aria-busy': 'true',
+          'aria-describedby': 'rail-preview',
+          tabindex: index === tabIndex ? 0 : -1,
+        })
+        continue
       }
       setAttrs(mark, {
         'data-turn': item.turn,
@@ -178,14 +220,14 @@ export class Rail {
 
   private itemOf(target: EventTarget | null): RailItem | undefined {
     const mark = this.markOf(target)
-    return mark ? this.state.items[Number(mark.dataset.index)] : undefined
+    return mark ? this.itemAt(Number(mark.dataset.index)) : undefined
   }
 
   private onKey(event: KeyboardEvent): void {
     const mark = this.markOf(event.target)
     if (!mark) return
     const from = Number(mark.dataset.index)
-    const count = this.state.items.length
+    const count = this.count
     const moves: Record<string, number> = {
       ArrowUp: from - 1,
       ArrowDown: from + 1,
@@ -204,8 +246,13 @@ export class Rail {
   }
 
   private showPreview(mark: HTMLButtonElement): void {
-    const item = this.state.items[Number(mark.dataset.index)]
-    if (!item) return
+    const item = this.itemAt(Number(mark.dataset.index))
+    if (!item) {
+      this.preview.replaceChildren(h('div', { class: 'rail__preview-turn', text: 'Loading…' }))
+      this.preview.dataset.index = mark.dataset.index
+      this.preview.hidden = false
+      return
+    }
     const hint = item.kind === 'unloaded' ? ' · not loaded yet' : ''
     this.preview.replaceChildren(
       h('div', { class: 'rail__preview-turn', text: `Turn ${item.turn}${hint}` }),

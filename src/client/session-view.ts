@@ -23,8 +23,9 @@ import {
   DEFAULT_PAGE_LIMIT,
   LoadThroughRequest,
   type MessagePage,
+  OutlineRequest,
 } from '../schema/requests'
-import type { TurnOutlineEntry } from '../schema/session'
+import type { OutlineSlice, TurnOutlineEntry } from '../schema/session'
 import { createTurnRail } from '../view/rail'
 import { Inbox } from './inbox'
 import { createJump } from './jump'
@@ -66,6 +67,7 @@ export const VIEW_ENGINE_METHODS = [
   'loadThrough',
   'pending',
   'projection',
+  'outline',
   'watch',
   'admit',
   'cancel',
@@ -128,6 +130,12 @@ export function createSessionView(
   let status: TimelineSnapshot['status'] = 'loading'
   let error: SessionlineError | undefined
   let window: TranscriptWindow = EMPTY_WINDOW
+  /** The loaded suffix of the outline (inactive entries too), from position `outlineStart`. */
+  let outlineAll: readonly TurnOutlineEntry[] = NO_OUTLINE
+  let outlineStart = 0
+  /** Log head the loaded outline reflects: a change at or below it is already in it. */
+  let outlineHeadSeq = -1
+  /** `outlineAll` as the snapshot shows it (superseded turns only with `includeInactive`). */
   let outline: readonly TurnOutlineEntry[] = NO_OUTLINE
   const inbox = new Inbox()
   let busy = 0
@@ -151,14 +159,47 @@ export function createSessionView(
     filter.includeInactive || !entries.some((e) => e.visibility === 'inactive')
       ? entries
       : Object.freeze(entries.filter((e) => e.visibility !== 'inactive'))
+  function setOutline(all: readonly TurnOutlineEntry[], start: number, headSeq: number): void {
+    outlineAll = all
+    outlineStart = start
+    outlineHeadSeq = headSeq
+    outline = readableOutline(all)
+  }
+
+  /** Merges the suffix a change carries over the loaded outline. */
+  function mergeOutline(slice: OutlineSlice): void {
+    if (slice.headSeq <= outlineHeadSeq) return
+    if (slice.start <= outlineStart) {
+      setOutline(slice.entries, slice.start, slice.headSeq)
+      return
+    }
+    const keep = slice.start - outlineStart
+    // A suffix that starts past what is loaded cannot be joined: read the outline again.
+    if (keep > outlineAll.length) {
+      void reload()
+      return
+    }
+    setOutline([...outlineAll.slice(0, keep), ...slice.entries], outlineStart, slice.headSeq)
+  }
+
   const loadedTurns = createLoadedTurns()
-  const rail = createTurnRail()
+  const turnRail = createTurnRail()
+  /**
+   * The rail over the loaded outline: turns loaded below its first entry wait for the outline to
+   * reach them (`coverLoadedTurns`), so mark `i` stays the outline's entry `outlineBefore + i`.
+   */
+  const rail = (turns: ReturnType<typeof loadedTurns>, entries: readonly TurnOutlineEntry[]) => {
+    const first = outlineStart > 0 ? outlineAll[0]?.turn : undefined
+    const covered = first === undefined || (turns[0]?.turn ?? first) >= first
+    return turnRail(covered ? turns : turns.filter((t) => t.turn >= first), entries)
+  }
   const inputRows = new WeakMap<TimelineInput, TimelineRow>()
   const initial: TimelineSnapshot = Object.freeze({
     status,
     rows: NO_ROWS,
     queued: Object.freeze([]) as readonly TimelineInput[],
     outline,
+    outlineBefore: 0,
     rail: rail([], outline),
     baseSeq: 0,
     headSeq: 0,
@@ -235,6 +276,7 @@ export function createSessionView(
       rows,
       queued,
       outline,
+      outlineBefore: outlineStart,
       rail: rail(loadedTurns(window.rows, window.hasOlder, segments.breaks), outline),
       baseSeq: baseSeqOf(window),
       headSeq: window.headSeq,
@@ -324,7 +366,7 @@ export function createSessionView(
       for (const message of applied.outside) late.set(message.id, { message, headSeq: change.headSeq })
     settleUserRows(change.rows)
     for (const receipt of change.inputs) if (receipt.sessionId === sessionId) inbox.applyReceipt(receipt)
-    if (change.views.turnOutline !== undefined) outline = readableOutline(change.views.turnOutline)
+    if (change.views.outline !== undefined) mergeOutline(change.views.outline)
   }
 
   const onChange: ChangeListener = (change) => {
@@ -349,16 +391,17 @@ export function createSessionView(
         }
         unsubscribe = stop
       }
-      const [page, pending, currentOutline] = await Promise.all([
+      // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
+      const [page, pending, slice] = await Promise.all([
         engine.page(sessionId, { limit: tail, includeInactive: filter.includeInactive }),
         engine.pending(sessionId),
-        engine.projection(sessionId, 'turnOutline'),
+        engine.outline(sessionId),
       ])
       if (disposed || gen !== generation) return
       window = windowFromTail(page, filter)
       settleUserRows(page.messages)
       for (const receipt of pending) inbox.applyReceipt(receipt)
-      outline = readableOutline(currentOutline)
+      setOutline(slice.entries, slice.start, slice.headSeq)
       status = 'ready'
       error = undefined
     } catch (thrown) {
@@ -370,6 +413,7 @@ export function createSessionView(
     buffered = undefined
     if (status === 'ready') for (const change of changes) applyChange(change)
     publish()
+    if (status === 'ready') await coverLoadedTurns().catch(softError)
   }
 
   function reload(): Promise<void> {
@@ -402,6 +446,7 @@ export function createSessionView(
       }
       if (status === 'ready') error = undefined // a load that works again clears the last soft error
       publish()
+      await coverLoadedTurns()
       return window.known !== before.known
     } finally {
       if (--readsInFlight === 0) late.clear()
@@ -495,6 +540,52 @@ export function createSessionView(
       }
       return [await below, ...after]
     })
+  }
+
+  let outlineRun: Promise<void> | undefined
+
+  /** Reads outline entries `from`… up to the loaded part and puts them before it; one read at a time. */
+  async function loadOutlineFrom(from: number): Promise<void> {
+    if (status === 'loading') await ready
+    while (!disposed && status === 'ready' && outlineStart > from) {
+      if (outlineRun !== undefined) {
+        await outlineRun
+        continue
+      }
+      const gen = generation
+      const end = outlineStart
+      outlineRun = (async () => {
+        const slice = await engine.outline(sessionId, { start: from, end })
+        if (disposed || gen !== generation || end !== outlineStart) return
+        if (slice.start + slice.entries.length !== end) return
+        setOutline([...slice.entries, ...outlineAll], slice.start, outlineHeadSeq)
+        publish()
+      })().finally(() => {
+        outlineRun = undefined
+      })
+      await outlineRun
+      // Nothing moved (the outline was replaced meanwhile, or is shorter than asked): stop here.
+      if (outlineStart === end && gen === generation) return
+    }
+  }
+
+  /**
+   * Extends the outline down to the lowest loaded turn (after a jump or a page of older rows):
+   * turn numbers strictly increase, so that turn is at most `first.turn - turn` places before
+   * the outline's first loaded entry, and exactly there when no turn number was skipped.
+   */
+  async function coverLoadedTurns(): Promise<void> {
+    const first = outlineAll[0]
+    if (outlineStart === 0 || first === undefined) return
+    let lowest: number | undefined
+    for (const row of window.rows) {
+      if (row.message.turn > 0) {
+        lowest = row.message.turn
+        break
+      }
+    }
+    if (lowest === undefined || lowest >= first.turn) return
+    await loadOutlineFrom(Math.max(0, outlineStart - (first.turn - lowest)))
   }
 
   function setBusy(on: boolean): void {
@@ -690,6 +781,15 @@ export function createSessionView(
         softError(thrown)
       } finally {
         setBusy(false)
+      }
+    },
+    async loadOutline(from) {
+      parseOrThrow(OutlineRequest.shape.start, from, 'loadOutline from')
+      try {
+        await loadOutlineFrom(from ?? 0)
+      } catch (thrown) {
+        softError(thrown)
+        publish()
       }
     },
     interrupt: () => engine.interrupt(sessionId),

@@ -53,7 +53,18 @@ export interface TimelineSnapshot {
   rows: readonly TimelineRow[]
   /** Queued inputs in admission order (the queue tray). */
   queued: readonly TimelineInput[]
+  /**
+   * The loaded part of the turn outline, ascending by turn: its newest entries at first (a tail
+   * slice), more as `loadOutline` reads them. Every entry after the first loaded one is here.
+   */
   outline: readonly TurnOutlineEntry[]
+  /**
+   * How many outline entries come before `outline`, not loaded yet (0 once it is whole): a rail
+   * sized to `outlineBefore + rail.length` marks covers the whole session, and calls
+   * `loadOutline` when it scrolls into them.
+   */
+  outlineBefore: number
+  /** A mark per turn of `outline` (and of the loaded rows), in turn order; see `mergeTurnRailItems`. */
   rail: readonly RailItem[]
   baseSeq: number
   headSeq: number
@@ -81,6 +92,12 @@ export interface SessionView {
   jumpTo(seq: number): Promise<void>
   /** Pages a gap in from one end (`older`: below the segment above it; `newer`: above the one below). */
   loadGap(key: string, end: GapEnd): Promise<void>
+  /**
+   * Loads the outline from position `from` (0: the first turn) up to its loaded part, for a rail
+   * scrolled above what it holds; resolves once `outlineBefore <= from`. Concurrent calls share
+   * one read.
+   */
+  loadOutline(from: number): Promise<void>
   interrupt(): Promise<void>
   dispose(): void
 }

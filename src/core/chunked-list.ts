@@ -8,6 +8,11 @@
  * share every chunk that is `===`, which is how the store writes only the chunks that changed.
  * A list is plain data (structured-cloneable), so it is stored and sent as it is.
  *
+ * A list read back from the store may leave chunks unloaded (`undefined`): a cold open reads only
+ * the last chunk, which is all a fold step touches. Only full chunks may be unloaded (the last
+ * chunk never is), and a full chunk never changes again, so what the store holds for it is what
+ * the list would hold. `listRange` reads across loaded chunks; `withChunks` fills unloaded ones.
+ *
  * @example
  *   let list = emptyList<number>()
  *   list = appendItem(list, 1)
@@ -18,11 +23,14 @@
 /** Items per chunk. The store keeps one row per chunk, so this is also its write unit. */
 export const LIST_CHUNK = 256
 
+/** A chunk of a list: its items, or `undefined` while it is not loaded (a full chunk, stored). */
+export type ListChunk<T> = readonly T[] | undefined
+
 export interface ChunkedList<T> {
   /** Marks the value as a chunked list for the store's encoder. */
   readonly $list: 1
   readonly length: number
-  readonly chunks: readonly (readonly T[])[]
+  readonly chunks: readonly ListChunk<T>[]
 }
 
 export const emptyList = <T>(): ChunkedList<T> => ({ $list: 1, length: 0, chunks: [] })
@@ -41,15 +49,68 @@ export function listFrom<T>(items: readonly T[]): ChunkedList<T> {
   return { $list: 1, length: items.length, chunks }
 }
 
-/** A list of the given chunks, as stored (every chunk but the last must be full). */
-export function listOfChunks<T>(chunks: readonly (readonly T[])[]): ChunkedList<T> {
+/**
+ * A list of the given chunks, as stored: every chunk but the last must be full, and any but the
+ * last may be left unloaded (`undefined`, counted as full).
+ */
+export function listOfChunks<T>(chunks: readonly ListChunk<T>[]): ChunkedList<T> {
   let length = 0
   chunks.forEach((chunk, index) => {
-    if (index < chunks.length - 1 && chunk.length !== LIST_CHUNK)
+    const last = index === chunks.length - 1
+    if (chunk === undefined) {
+      if (last) throw new Error(`the last chunk (${index}) of a list must be loaded`)
+      length += LIST_CHUNK
+      return
+    }
+    if (!last && chunk.length !== LIST_CHUNK)
       throw new Error(`chunk ${index} of ${chunks.length} holds ${chunk.length} items, not ${LIST_CHUNK}`)
     length += chunk.length
   })
   return { $list: 1, length, chunks }
+}
+
+/** Indexes of the unloaded chunks that hold items `start` (inclusive) to `end` (exclusive). */
+export function unloadedChunks(list: ChunkedList<unknown>, start: number, end: number): number[] {
+  const out: number[] = []
+  const from = Math.max(0, start)
+  const to = Math.min(end, list.length)
+  if (from >= to) return out
+  for (let index = Math.floor(from / LIST_CHUNK); index <= Math.floor((to - 1) / LIST_CHUNK); index++)
+    if (list.chunks[index] === undefined) out.push(index)
+  return out
+}
+
+/**
+ * The list with unloaded chunks filled in from `loaded` (by chunk index), for reading: the
+ * items are the same, so this is the same list in every sense but which chunks it holds.
+ */
+export function withChunks<T>(
+  list: ChunkedList<T>,
+  loaded: ReadonlyMap<number, readonly T[]>,
+): ChunkedList<T> {
+  if (loaded.size === 0) return list
+  const chunks = list.chunks.map((chunk, index) => chunk ?? loaded.get(index))
+  return listOfChunks(chunks)
+}
+
+/**
+ * Items `start` (inclusive) to `end` (exclusive), clamped to the list; throws when one of them
+ * is in an unloaded chunk (fill it first with `withChunks`).
+ */
+export function listRange<T>(list: ChunkedList<T>, start: number, end: number): T[] {
+  const from = Math.max(0, start)
+  const to = Math.min(end, list.length)
+  const out: T[] = []
+  for (let at = from; at < to; ) {
+    const index = Math.floor(at / LIST_CHUNK)
+    const chunk = list.chunks[index]
+    if (chunk === undefined) throw new Error(`chunk ${index} of the list is not loaded`)
+    const offset = at - index * LIST_CHUNK
+    const take = Math.min(chunk.length - offset, to - at)
+    for (let i = 0; i < take; i++) out.push(chunk[offset + i]!)
+    at += take
+  }
+  return out
 }
 
 export const lastItem = <T>(list: ChunkedList<T>): T | undefined => list.chunks.at(-1)?.at(-1)
@@ -78,12 +139,15 @@ const flattened = new WeakMap<ChunkedList<unknown>, readonly unknown[]>()
 
 /**
  * The items as one array, built once per list: the same list gives the same array, so a view
- * over it passes an identity gate exactly when the list changed.
+ * over it passes an identity gate exactly when the list changed. Every chunk must be loaded.
  */
 export function listItems<T>(list: ChunkedList<T>): readonly T[] {
   let items = flattened.get(list) as readonly T[] | undefined
   if (!items) {
-    items = list.chunks.length === 1 ? list.chunks[0]! : list.chunks.flat()
+    const unloaded = list.chunks.indexOf(undefined)
+    if (unloaded >= 0) throw new Error(`chunk ${unloaded} of the list is not loaded`)
+    const chunks = list.chunks as readonly (readonly T[])[]
+    items = chunks.length === 1 ? chunks[0]! : chunks.flat()
     flattened.set(list, items)
   }
   return items

@@ -22,9 +22,11 @@ import { AppendEvents } from '../schema/events'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { ProviderConfig } from '../schema/provider'
 import {
+  DEFAULT_OUTLINE_SLICE,
   EventsRequest,
   LoadThroughRequest,
   type MessagePage,
+  OutlineRequest,
   PageRequest,
   PromoteMode,
 } from '../schema/requests'
@@ -48,6 +50,7 @@ import {
 } from '../store/transactions'
 import { createBatcher, type Scheduler } from './batch'
 import { currentRows } from './cache/load'
+import { outlineRange } from './cache/outline'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
@@ -115,6 +118,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     loadCurrent,
     setSnapshot,
     viewsOf,
+    outline,
     requestPreview,
     removeEntry,
     catchUp,
@@ -414,10 +418,27 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const which = parseOrThrow(ProjectionNameSchema, name, 'projection name')
       return use(sessionIdOf(sessionId), async (entry) => {
         await loadCurrent(entry)
-        const view = which === 'pending' ? entry.snap?.pending : viewsOf(entry)[which].getView()
-        return view as ProjectionViews[N]
+        const snap = entry.snap!
+        if (which === 'pending') return snap.pending as ProjectionViews[N]
+        if (which === 'turnOutline') return (await outline.whole(entry.id, snap)) as ProjectionViews[N]
+        return viewsOf(entry).usage.getView() as ProjectionViews[N]
       })
     }) as Engine['projection'],
+
+    outline: guard('outline', async (sessionId, request = {}) => {
+      const id = sessionIdOf(sessionId)
+      const range = parseOrThrow(OutlineRequest, request, 'outline request')
+      return use(id, async (entry) => {
+        await loadCurrent(entry)
+        const snap = entry.snap!
+        const { start, end } = outlineRange(
+          snap.folds.turnOutline.entries.length,
+          range,
+          DEFAULT_OUTLINE_SLICE,
+        )
+        return outline.slice(entry.id, snap, start, end)
+      })
+    }),
 
     watch: guard('watch', async (sessionId, listener) => {
       const id = sessionIdOf(sessionId)

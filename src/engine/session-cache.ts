@@ -9,6 +9,7 @@ import type { SessionlineDb } from '../store/db'
 import { createCatchUp } from './cache/catch-up'
 import { createEntries, type Entry, notFound, type Snapshot } from './cache/entries'
 import { createLoader } from './cache/load'
+import { createOutlineReader } from './cache/outline'
 import { createPublisher } from './cache/publish'
 import type { Notes } from './notes'
 
@@ -47,6 +48,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
   const loader = createLoader(db, notes)
   const { catchUp, onNote } = createCatchUp({ db, entries, loader, publisher, isClosed: deps.isClosed })
   const { watchViews } = publisher
+  const outline = createOutlineReader(db)
 
   /** Loads the state of a held entry (see `use`) unless it has one. */
   async function load(entry: Entry): Promise<Entry> {
@@ -93,6 +95,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
     clear: entries.clear,
     setSnapshot,
     viewsOf: publisher.viewsOf,
+    outline,
     advance: publisher.advance,
     requestPreview: publisher.requestPreview,
     removeEntry: publisher.removeEntry,

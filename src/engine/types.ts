@@ -10,11 +10,18 @@ import type {
   EventsRequest,
   LoadThroughRequest,
   MessagePage,
+  OutlineRequest,
   PageRequest,
   PromoteMode,
 } from '../schema/requests'
 import type { SearchHit, SearchOptions } from '../schema/search'
-import type { CreateSessionRequest, SessionInfo, TurnOutlineEntry, UsageTotals } from '../schema/session'
+import type {
+  CreateSessionRequest,
+  OutlineSlice,
+  SessionInfo,
+  TurnOutlineEntry,
+  UsageTotals,
+} from '../schema/session'
 
 /** Views of the built-in projections, by name. */
 export interface ProjectionViews {
@@ -23,6 +30,18 @@ export interface ProjectionViews {
   pending: readonly InputReceipt[]
 }
 export type ProjectionName = keyof ProjectionViews
+
+/**
+ * The views a change carries when they changed: `usage` and `pending` whole, the outline as the
+ * slice that changed (every entry from the first changed one to its end, and its new `total`).
+ * A slice may start past the entries a reader holds (it was far behind: read the ones between
+ * with `outline`); a `reset` change carries no outline (read it again).
+ */
+export interface ChangeViews {
+  outline: OutlineSlice
+  usage: UsageTotals
+  pending: readonly InputReceipt[]
+}
 
 /**
  * What one committed write (or, with `durable: false`, one live streaming preview) changed in
@@ -37,8 +56,8 @@ export interface SessionChange {
   rows: readonly SessionMessage[]
   /** Receipts created or changed (pending, edited, promoted, cancelled), by admission seq. */
   inputs: readonly InputReceipt[]
-  /** Only the projection views that changed (identity gate). */
-  views: Partial<ProjectionViews>
+  /** Only the views that changed (identity gate); the outline as its changed suffix. */
+  views: Partial<ChangeViews>
   /** The session's info when it changed; `deleted` when the session is gone. */
   session?: SessionInfo
   deleted?: boolean
@@ -72,6 +91,12 @@ export interface Engine {
   page(sessionId: string, request?: PageRequest): Promise<MessagePage>
   loadThrough(sessionId: string, request: LoadThroughRequest): Promise<MessagePage>
   projection<N extends ProjectionName>(sessionId: string, name: N): Promise<ProjectionViews[N]>
+  /**
+   * Entries of the turn outline by position (0 is the first turn), `start` to `end` clamped, with
+   * the outline's `total`; `{}` reads the newest DEFAULT_OUTLINE_SLICE. Reads only the stored
+   * chunks the range needs, so a rail's first screen costs the same at 100,000 turns as at 100.
+   */
+  outline(sessionId: string, request?: OutlineRequest): Promise<OutlineSlice>
   watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe>
 
   /** Runner: choose the built-in provider; `none` = host-driven. */

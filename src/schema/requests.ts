@@ -29,6 +29,25 @@ export const LoadThroughRequest = z.strictObject({
 })
 export type LoadThroughRequest = z.input<typeof LoadThroughRequest>
 
+/** Outline entries `outline` reads when no range is given: the newest ones, a rail's first screen. */
+export const DEFAULT_OUTLINE_SLICE = 200
+
+/**
+ * A range of positions in a session's turn outline, `start` (inclusive) to `end` (exclusive),
+ * clamped to the outline. Without `start`: the DEFAULT_OUTLINE_SLICE entries just below `end`
+ * (the outline's end when none is given), so `{}` reads the newest entries.
+ */
+export const OutlineRequest = z
+  .strictObject({
+    start: z.number().int().nonnegative().optional(),
+    end: z.number().int().nonnegative().optional(),
+  })
+  .refine((r) => r.start === undefined || r.end === undefined || r.start <= r.end, {
+    message: 'start must not be past end',
+    path: ['start'],
+  })
+export type OutlineRequest = z.input<typeof OutlineRequest>
+
 export const EventsRequest = z.strictObject({
   afterSeq: z.number().int().nonnegative().default(0),
   limit: z.number().int().positive().max(10_000).default(1000),

@@ -87,6 +87,20 @@ export const TurnOutlineEntry = z.strictObject({
 })
 export type TurnOutlineEntry = z.infer<typeof TurnOutlineEntry>
 
+/**
+ * Entries `start` to `start + entries.length` (positions in the whole outline, from 0) of a
+ * session's turn outline, which holds `total` entries once the log is at `headSeq`. In a change,
+ * the slice that changed: every entry from `start` on (the outline only changes at its end), so
+ * `start + entries.length === total`.
+ */
+export const OutlineSlice = z.strictObject({
+  headSeq: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  start: z.number().int().nonnegative(),
+  entries: z.array(TurnOutlineEntry),
+})
+export type OutlineSlice = z.infer<typeof OutlineSlice>
+
 export const UsageTotals = z.strictObject({
   input: z.number().int().nonnegative(),
   output: z.number().int().nonnegative(),

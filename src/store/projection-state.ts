@@ -5,6 +5,10 @@
  * session's appends stay as cheap as a short one's. A list's chunks are compared by identity (a
  * list never mutates a chunk), so finding what to write costs one comparison per chunk.
  *
+ * A list may be decoded without its earlier chunks (`tailOnly`): they stay unloaded (see
+ * src/core/chunked-list.ts) and are read when someone asks for them (`listChunkName`); an
+ * unloaded chunk is never written, since what the store holds for it is what it holds.
+ *
  * @example
  *   const rows = encodeState('s', 'turnOutline', 1, 42, state, previousState)
  *   const states = decodeStates(await db.projections.where('[sessionId+name]')…toArray())
@@ -29,6 +33,8 @@ interface ChunkedArray {
 const storedChunked = new WeakSet<object>()
 
 const chunkName = (name: string, key: string, index: number) => `${name}#${key}#${index}`
+/** The row name of chunk `index` of the list (or chunked array) `key` in projection `name`. */
+export const listChunkName = chunkName
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 const isChunked = (value: unknown): value is ChunkedArray =>
@@ -97,13 +103,37 @@ function listChunkRows(
   const reusable = isChunkedList(before) && storedChunked.has(before) ? before : undefined
   const rows: ProjectionRow[] = []
   list.chunks.forEach((chunk, index) => {
-    if (reusable?.chunks[index] === chunk) return
+    // An unloaded chunk came from the store, full and unchanged since.
+    if (chunk === undefined || reusable?.chunks[index] === chunk) return
     rows.push({ sessionId, name: chunkName(name, key, index), version, throughSeq, state: chunk })
   })
   return rows
 }
 
-/** Head rows by name with their chunked arrays put back together (chunk rows are consumed). */
+/** Chunks of a list a `tailOnly` read takes: its last two, so they hold at least LIST_CHUNK items. */
+const TAIL_CHUNKS = 2
+
+/**
+ * The chunk rows a head row needs: every chunk of a chunked array, and of a chunked list all
+ * (or with `tailOnly`, its last TAIL_CHUNKS: what a fold step touches, and a reader's newest
+ * slice of up to LIST_CHUNK items without another read).
+ */
+export function chunkNamesOf(head: ProjectionRow, tailOnly: boolean): string[] {
+  if (!isRecord(head.state)) return []
+  const names: string[] = []
+  for (const [key, value] of Object.entries(head.state)) {
+    if (!isChunked(value)) continue
+    const first = value.list && tailOnly ? Math.max(0, value.$chunked - TAIL_CHUNKS) : 0
+    for (let index = first; index < value.$chunked; index++) names.push(chunkName(head.name, key, index))
+  }
+  return names
+}
+
+/**
+ * Head rows by name with their chunked arrays put back together (chunk rows are consumed). A
+ * chunked list whose earlier chunk rows are not among `rows` keeps them unloaded; its last
+ * chunk, and every chunk of a chunked array, must be there.
+ */
 export function decodeStates(rows: readonly ProjectionRow[]): Map<string, ProjectionRow> {
   const byName = new Map(rows.map((row) => [row.name, row]))
   const out = new Map<string, ProjectionRow>()
@@ -116,13 +146,15 @@ export function decodeStates(rows: readonly ProjectionRow[]): Map<string, Projec
     let state: Record<string, unknown> | undefined
     for (const [key, value] of Object.entries(row.state)) {
       if (!isChunked(value)) continue
-      const chunks: unknown[][] = []
+      const chunks: (unknown[] | undefined)[] = []
       for (let index = 0; index < value.$chunked; index++) {
         const chunk = byName.get(chunkName(row.name, key, index))?.state
-        if (!Array.isArray(chunk)) throw new Error(`projection ${row.name}: chunk ${key}#${index} is missing`)
-        chunks.push(chunk)
+        const mayBeUnloaded = value.list && index < value.$chunked - 1
+        if (!Array.isArray(chunk) && !mayBeUnloaded)
+          throw new Error(`projection ${row.name}: chunk ${key}#${index} is missing`)
+        chunks.push(Array.isArray(chunk) ? chunk : undefined)
       }
-      const decoded = value.list ? listOfChunks(chunks) : chunks.flat()
+      const decoded = value.list ? listOfChunks(chunks) : (chunks as unknown[][]).flat()
       if (decoded.length !== value.length)
         throw new Error(`projection ${row.name}: ${key} has ${decoded.length} of ${value.length} items`)
       state ??= { ...row.state }

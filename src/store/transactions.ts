@@ -10,7 +10,7 @@ import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
-import { decodeStates, encodeState } from './projection-state'
+import { chunkNamesOf, decodeStates, encodeState, listChunkName } from './projection-state'
 
 /** Runs `scope` in one readwrite transaction over every table; it commits when `scope` settles. */
 export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
@@ -154,16 +154,54 @@ export function eventsBetween(
   return (limit === undefined ? range : range.limit(limit)).toArray()
 }
 
-/** Every cached fold state of a session, by projection name, in one range read. */
+/**
+ * The cached fold states of a session, by projection name. With `names`, the head rows of those
+ * projections and, of each chunked list in them, only its last chunks: two keyed reads whose cost
+ * does not grow with the session (the earlier chunks stay unloaded; `listChunks` reads them).
+ * Without, every row of the session in one range read.
+ */
 export async function projectionStates(
   db: SessionlineDb,
   sessionId: string,
+  names?: readonly string[],
 ): Promise<Map<string, ProjectionRow>> {
-  const rows = await db.projections
-    .where('[sessionId+name]')
-    .between([sessionId, MIN_KEY], [sessionId, MAX_KEY])
-    .toArray()
-  return decodeStates(rows)
+  if (names === undefined) {
+    const rows = await db.projections
+      .where('[sessionId+name]')
+      .between([sessionId, MIN_KEY], [sessionId, MAX_KEY])
+      .toArray()
+    return decodeStates(rows)
+  }
+  const heads = (
+    await db.projections.bulkGet(names.map((name) => [sessionId, name] as [string, string]))
+  ).filter((row): row is ProjectionRow => row !== undefined)
+  const chunkKeys = heads.flatMap((head) =>
+    chunkNamesOf(head, true).map((name) => [sessionId, name] as [string, string]),
+  )
+  const chunks = chunkKeys.length === 0 ? [] : await db.projections.bulkGet(chunkKeys)
+  return decodeStates([...heads, ...chunks.filter((row): row is ProjectionRow => row !== undefined)])
+}
+
+/**
+ * Stored chunks `indexes` of the chunked list `key` of projection `name`, by index. A chunk that
+ * is missing, or was stored by another `version` of the projection, is left out.
+ */
+export async function listChunks(
+  db: SessionlineDb,
+  sessionId: string,
+  name: string,
+  key: string,
+  version: number,
+  indexes: readonly number[],
+): Promise<Map<number, unknown[]>> {
+  const rows = await db.projections.bulkGet(
+    indexes.map((index) => [sessionId, listChunkName(name, key, index)] as [string, string]),
+  )
+  const out = new Map<number, unknown[]>()
+  rows.forEach((row, i) => {
+    if (row && row.version === version && Array.isArray(row.state)) out.set(indexes[i]!, row.state)
+  })
+  return out
 }
 
 /** Stores fold states; `previous` (the states they replace) lets unchanged chunks stay unwritten. */

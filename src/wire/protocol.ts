@@ -36,6 +36,7 @@ export const ENGINE_METHODS = [
   'page',
   'loadThrough',
   'projection',
+  'outline',
   'watch',
   'configure',
   'interrupt',

@@ -39,7 +39,10 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
     turnsIn: (fromSeq, toSeq) =>
       view.getSnapshot().outline.filter((entry) => entry.seq >= fromSeq && entry.seq <= toSeq).length,
   })
-  const rail = new Rail(railHost, { activate: (item) => void jump(item).catch(report) })
+  const rail = new Rail(railHost, {
+    activate: (item) => void jump(item).catch(report),
+    loadBefore: (position) => void view.loadOutline(position).catch(report),
+  })
   const tray = new QueueTray(trayHost, {
     cancel: (id) => void view.cancel(id).catch(report),
     edit: (id, text) => void view.edit(id, text).catch(report),
@@ -51,7 +54,12 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
     transcript.setWindow(snapshot)
     if (options.tray) tray.render(snapshot.queued)
     if (options.rail)
-      rail.update({ items: snapshot.rail, current: transcript.readingTurn(), busy: jumpingTurn })
+      rail.update({
+        items: snapshot.rail,
+        before: snapshot.outlineBefore,
+        current: transcript.readingTurn(),
+        busy: jumpingTurn,
+      })
   }
   const frame = frameScheduler(render)
 

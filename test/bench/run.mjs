@@ -33,7 +33,7 @@ const option = (/** @type {string} */ name) => {
   const i = argv.indexOf(name)
   return i >= 0 ? argv[i + 1] : undefined
 }
-const KNOWN = new Set(['--quick', '--node', '--skip-build', '--out', '--config', '--deadline-ms'])
+const KNOWN = new Set(['--quick', '--huge', '--node', '--skip-build', '--out', '--config', '--deadline-ms'])
 for (const [i, arg] of argv.entries()) {
   if (arg.startsWith('--') && !KNOWN.has(arg)) fail(`unknown option ${arg}`)
   if (!arg.startsWith('--') && !['--out', '--config', '--deadline-ms'].includes(argv[i - 1] ?? ''))
@@ -41,10 +41,12 @@ for (const [i, arg] of argv.entries()) {
 }
 
 const MODE = flag('--node') ? 'node' : 'browser'
-const PRESET = MODE === 'node' ? 'node' : flag('--quick') ? 'quick' : 'full'
+const PRESET = MODE === 'node' ? 'node' : flag('--huge') ? 'huge' : flag('--quick') ? 'quick' : 'full'
 const OVERRIDES = JSON.parse(option('--config') ?? '{}')
-// The full run's peers (10) stream 20 replies of 2,000 deltas on three sides: minutes on their own.
-const DEADLINE_MS = Number(option('--deadline-ms') ?? { full: 45, quick: 5, node: 5 }[PRESET] * 60_000)
+// The full run's peers (11) stream 20 replies of 2,000 deltas on three sides: minutes on their own.
+const DEADLINE_MS = Number(
+  option('--deadline-ms') ?? { full: 45, quick: 5, node: 5, huge: 30 }[PRESET] * 60_000,
+)
 const CHROMIUM_ARGS = [
   ...HEADLESS_ARGS,
   // (7) reads `performance.memory` after forced collections; neither flag changes timings.
@@ -262,6 +264,15 @@ async function runInBrowser(report) {
   /** @type {import('./report.mjs').Comparison[]} */
   const comparisons = []
   report.comparisons = comparisons
+  if (PRESET === 'huge') {
+    log('(10) growth with session length: 1,000, 10,000 and 100,000 turns')
+    comparisons.push(
+      .../** @type {never[]} */ (
+        await step('growth', () => page.evaluate((c) => window.bench?.growth(c), config), 25 * 60_000)
+      ),
+    )
+    return
+  }
   log('writes: (1) admit, (2) append, (3) promote')
   comparisons.push(
     .../** @type {never[]} */ (

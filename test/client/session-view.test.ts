@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import type { TimelineRow, TimelineSnapshot } from '../../src/client/types'
 import { createEngine } from '../../src/engine/engine'
 import { isSessionlineError } from '../../src/schema/errors'
+import { DEFAULT_OUTLINE_SLICE } from '../../src/schema/requests'
 import { freshDbName } from '../support/engines'
 import { changeFeed } from '../support/feed'
 import { openPage, type Page, ready, record, seedTurns, turnEvents, until } from './harness'
@@ -252,12 +253,15 @@ describe('a session view over a real engine through Comlink', () => {
       // more than the feed sends row by row: the view is told to reload, and does
       page.calls.clear()
       await seedTurns(otherTab, id, 400, 400, 3)
-      s = await until(view, (x) => x.outline.length === 403 && x.rows.at(-1)?.key === 'a-403')
+      s = await until(
+        view,
+        (x) => x.outlineBefore + x.outline.length === 403 && x.rows.at(-1)?.key === 'a-403',
+      )
       expect(s.status).toBe('ready')
       expect(s.rows.filter((row) => row.kind === 'message')).toHaveLength(50)
       expect(s.hasOlder).toBe(true)
       expect(s.queued.map((input) => input.id)).toEqual(['tab-2'])
-      expect([page.calls.get('page'), page.calls.get('pending'), page.calls.get('projection')]).toEqual([
+      expect([page.calls.get('page'), page.calls.get('pending'), page.calls.get('outline')]).toEqual([
         1, 1, 1,
       ])
     } finally {
@@ -327,8 +331,8 @@ describe('loadThrough over a real engine', () => {
     const { page, id } = await session()
     await seedTurns(page.engine, id, 1000) // 2,000 rows
     const view = page.client.open(id)
-    const first = await ready(view)
-    const target = first.outline[400]!.seq
+    await ready(view)
+    const target = (await page.client.projection(id, 'turnOutline'))[400]!.seq
     const busy: boolean[] = []
     view.subscribe(() => busy.push(view.getSnapshot().loadingOlder))
     page.calls.clear()
@@ -381,9 +385,10 @@ describe('loadThrough over a real engine', () => {
     const { page, id } = await session()
     await seedTurns(page.engine, id, 1000)
     const view = page.client.open(id)
-    const s = await ready(view)
-    const high = s.outline[800]!.seq
-    const low = s.outline[300]!.seq
+    await ready(view)
+    const whole = await page.client.projection(id, 'turnOutline')
+    const high = whole[800]!.seq
+    const low = whole[300]!.seq
     const first = view.loadThrough(high)
     expect(view.getSnapshot().loadingOlder).toBe(true) // at once
     const second = view.loadThrough(low)
@@ -432,17 +437,18 @@ describe('loadThrough over a real engine', () => {
     const { page, id } = await session()
     await seedTurns(page.engine, id, 600)
     const view = page.client.open(id, { tail: 30 })
-    const first = await ready(view)
+    await ready(view)
+    const whole = await page.client.projection(id, 'turnOutline')
     const seen = record(view)
     // a fixed, interleaved schedule of page-side loads and worker-side commits
     const work: Promise<unknown>[] = []
     for (let i = 0; i < 12; i++) {
       work.push(view.loadOlder())
-      if (i % 3 === 0) work.push(view.loadThrough(first.outline[590 - i * 40]!.seq))
+      if (i % 3 === 0) work.push(view.loadThrough(whole[590 - i * 40]!.seq))
       if (i % 4 === 1) work.push(seedTurns(page.engine, id, 1, 1, 600 + (i - 1) / 4))
     }
     await Promise.all(work)
-    await until(view, (s) => s.outline.length === 603 && !s.loadingOlder)
+    await until(view, (s) => s.outlineBefore + s.outline.length === 603 && !s.loadingOlder)
     const all = await page.client.loadThrough(id, { seq: 0 })
     for (const s of seen) {
       const seqs = s.rows
@@ -456,7 +462,7 @@ describe('loadThrough over a real engine', () => {
     }
     const last = view.getSnapshot()
     expect(last.rows.at(-1)?.key).toBe('a-603')
-    expect(last.baseSeq).toBeLessThanOrEqual(first.outline[590 - 9 * 40]!.seq)
+    expect(last.baseSeq).toBeLessThanOrEqual(whole[590 - 9 * 40]!.seq)
   })
 })
 
@@ -486,22 +492,24 @@ describe('the window under random schedules', () => {
             const { id } = await page.client.createSession()
             await seedTurns(page.engine, id, 200)
             const view = page.client.open(id, { tail })
-            const first = await ready(view)
+            await ready(view)
+            const whole = await page.client.projection(id, 'turnOutline')
             const seen = record(view)
             let turns = 200
             const work: Promise<unknown>[] = []
             for (const { kind, at, settle } of ops) {
               if (kind === 'older') work.push(view.loadOlder())
-              else if (kind === 'through') work.push(view.loadThrough(first.outline[at]!.seq))
+              else if (kind === 'through') work.push(view.loadThrough(whole[at]!.seq))
               else if (kind === 'turn') work.push(seedTurns(page.engine, id, 1, 1, turns++))
               else work.push(view.admit(`note ${at}`))
               if (settle) await Promise.all(work)
             }
             await Promise.all(work)
-            const settled = await until(view, (s) => s.outline.length === turns && !s.loadingOlder)
-            const lowest = Math.min(
-              ...ops.filter((o) => o.kind === 'through').map((o) => first.outline[o.at]!.seq),
+            const settled = await until(
+              view,
+              (s) => s.outlineBefore + s.outline.length === turns && !s.loadingOlder,
             )
+            const lowest = Math.min(...ops.filter((o) => o.kind === 'through').map((o) => whole[o.at]!.seq))
             if (Number.isFinite(lowest)) expect(settled.baseSeq).toBeLessThanOrEqual(lowest)
             const all = (await page.client.loadThrough(id, { seq: 0 })).messages.map((m) => m.seq)
             expectContiguous(seen, all)
@@ -517,28 +525,103 @@ describe('the window under random schedules', () => {
   }, 120_000)
 })
 
+describe('the outline under random schedules', () => {
+  test('loadOutline, older pages, jumps and new turns in any interleaving leave the outline equal to the engine from outlineBefore on (fixed seed)', async () => {
+    const op = fc.record({
+      kind: fc.constantFrom('outline', 'older', 'jump', 'turn'),
+      at: fc.nat(599),
+      settle: fc.boolean(),
+    })
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 3, maxLength: 10 }), async (ops) => {
+        const page = await openPage()
+        try {
+          const { id } = await page.client.createSession()
+          await seedTurns(page.engine, id, 600) // the outline crosses two chunk boundaries (256)
+          const view = page.client.open(id, { tail: 20 })
+          await ready(view)
+          const start = await page.client.projection(id, 'turnOutline')
+          const seen = record(view)
+          let turns = 600
+          const work: Promise<unknown>[] = []
+          for (const { kind, at, settle } of ops) {
+            if (kind === 'outline') work.push(view.loadOutline(at))
+            else if (kind === 'older') work.push(view.loadOlder())
+            else if (kind === 'jump') work.push(view.jumpTo(start[at]!.seq))
+            else work.push(seedTurns(page.engine, id, 1, 1, turns++))
+            if (settle) await Promise.all(work)
+          }
+          await Promise.all(work)
+          const settled = await until(
+            view,
+            (s) => s.outlineBefore + s.outline.length === turns && !s.loadingOlder,
+          )
+          const whole = await page.client.projection(id, 'turnOutline')
+          expect(settled.outline).toEqual(whole.slice(settled.outlineBefore))
+          const asked = ops.filter((o) => o.kind === 'outline').map((o) => o.at)
+          if (asked.length > 0) expect(settled.outlineBefore).toBeLessThanOrEqual(Math.min(...asked))
+          for (const s of seen) {
+            // Every snapshot: the outline is a run of the engine's, and mark i is entry outlineBefore + i.
+            expect(s.outline.map((e) => e.turn)).toEqual(
+              Array.from({ length: s.outline.length }, (_, k) => s.outlineBefore + k + 1),
+            )
+            expect(s.rail.map((item) => item.turn)).toEqual(s.outline.map((e) => e.turn))
+          }
+        } finally {
+          await page.close()
+        }
+      }),
+      { seed: 13, numRuns: 6 },
+    )
+  }, 180_000)
+})
+
 describe('the rail of a long session', () => {
-  test('covers all 10,000 turns from the first ready snapshot while only the tail page is loaded', async () => {
+  test('the first ready snapshot sizes the rail for all 10,000 turns from the newest outline slice; the rest loads on demand', async () => {
     const { page, id } = await session()
     await seedTurns(page.engine, id, 10_000, 1000)
+    const whole = await page.client.projection(id, 'turnOutline')
+    page.calls.clear()
     const view = page.client.open(id)
     const s = await ready(view)
     expect(s.rows).toHaveLength(50)
     expect(s.hasOlder).toBe(true)
-    expect(s.rail).toHaveLength(10_000)
-    expect(s.rail.map((item) => item.turn)).toEqual(Array.from({ length: 10_000 }, (_, i) => i + 1))
+    // One ranged read of the outline (its newest DEFAULT_OUTLINE_SLICE entries), never all of it.
+    expect([page.calls.get('outline'), page.calls.get('projection')]).toEqual([1, undefined])
+    expect(s.outline).toEqual(whole.slice(10_000 - DEFAULT_OUTLINE_SLICE))
+    expect(s.outlineBefore).toBe(10_000 - DEFAULT_OUTLINE_SLICE)
+    expect(s.outlineBefore + s.rail.length).toBe(10_000)
+    expect(s.rail.map((item) => item.turn)).toEqual(
+      Array.from({ length: DEFAULT_OUTLINE_SLICE }, (_, i) => 10_000 - DEFAULT_OUTLINE_SLICE + i + 1),
+    )
     expect(s.rail.filter((item) => item.kind === 'loaded')).toHaveLength(25)
-    expect(s.rail[0]).toEqual({
+
+    // Rows loaded below the outline's slice pull the outline down to them: mark i stays entry outlineBefore + i.
+    await view.loadThrough(whole[4_999]!.seq)
+    const after = view.getSnapshot()
+    const lowest = after.rows[0]?.kind === 'message' ? after.rows[0].message.turn : 0
+    expect(lowest).toBeLessThanOrEqual(5000) // filled down to a page boundary
+    expect(after.outlineBefore).toBe(lowest - 1)
+    expect(after.outline).toEqual(whole.slice(lowest - 1))
+    expect(after.rail[5_000 - lowest]).toMatchObject({ kind: 'loaded', turn: 5000, key: 'u-5000' })
+
+    // A rail scrolled to the top loads the rest, in one read.
+    page.calls.clear()
+    await view.loadOutline(0)
+    const top = view.getSnapshot()
+    expect(page.calls.get('outline')).toBe(1)
+    expect(top.outlineBefore).toBe(0)
+    expect(top.outline).toEqual(whole)
+    expect(top.rail).toHaveLength(10_000)
+    expect(top.rail[0]).toEqual({
       kind: 'unloaded',
       turn: 1,
-      seq: s.outline[0]!.seq,
+      seq: whole[0]!.seq,
       prompt: 'question 1',
       response: 'answer 1',
     })
-    // a jump from the rail lands on the turn's rows
-    await view.loadThrough(s.rail[4_999]!.seq)
-    const after = view.getSnapshot()
-    expect(after.rail[4_999]).toMatchObject({ kind: 'loaded', key: 'u-5000' })
-    expect(after.rail[0]).toBe(s.rail[0]) // unloaded marks kept their identity
+    expect(top.rail[9_999]).toBe(after.rail.at(-1)) // marks that did not change kept their identity
+    await view.loadOutline(0) // nothing left to read
+    expect(view.getSnapshot()).toBe(top)
   }, 120_000)
 })

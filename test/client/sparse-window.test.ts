@@ -22,13 +22,15 @@ async function seeded(turns: number, tail = 50) {
   const { id } = await page.engine.createSession()
   await seedTurns(page.engine, id, turns)
   const view = page.client.open(id, { tail })
-  const ready = await until(view, (s) => s.status === 'ready')
-  return { view, ready, id }
+  await until(view, (s) => s.status === 'ready')
+  // The whole outline, for seqs to jump to (a fresh view holds only its newest slice).
+  const outline = await page.engine.projection(id, 'turnOutline')
+  return { view, outline, id }
 }
 
 test('jumpTo turn 1 of a 1,000-turn session loads its neighbourhood and leaves one gap to the tail', async () => {
-  const { view, ready } = await seeded(1000)
-  const turn1 = ready.outline[0]!
+  const { view, outline } = await seeded(1000)
+  const turn1 = outline[0]!
   await view.jumpTo(turn1.seq)
   const s = view.getSnapshot()
   const gaps = gapsOf(s)
@@ -52,8 +54,8 @@ test('jumpTo turn 1 of a 1,000-turn session loads its neighbourhood and leaves o
 })
 
 test('a gap pages in from either end, and the segments merge when they meet', async () => {
-  const { view, ready } = await seeded(60, 10)
-  await view.jumpTo(ready.outline[0]!.seq)
+  const { view, outline } = await seeded(60, 10)
+  await view.jumpTo(outline[0]!.seq)
   let gap = gapsOf(view.getSnapshot())[0]!
   const { fromSeq, toSeq } = gap
   await view.loadGap(gap.key, 'older')
@@ -76,13 +78,13 @@ test('a gap pages in from either end, and the segments merge when they meet', as
 })
 
 test('loadThrough a seq inside a gap loads through it, keeping the segment below', async () => {
-  const { view, ready } = await seeded(300, 20)
-  await view.jumpTo(ready.outline[0]!.seq)
-  const target = ready.outline[200]!.seq
+  const { view, outline } = await seeded(300, 20)
+  await view.jumpTo(outline[0]!.seq)
+  const target = outline[200]!.seq
   await view.loadThrough(target)
   const s = view.getSnapshot()
   const seqs = messageSeqs(s)
-  expect(seqs.some((seq) => seq >= target && seq < ready.outline[201]!.seq)).toBe(true)
+  expect(seqs.some((seq) => seq >= target && seq < outline[201]!.seq)).toBe(true)
   expect(s.rows[0]).toMatchObject({ kind: 'message', message: { id: 'u-1' } })
   // Still a gap between the jumped-to start and the rows paged in from the tail.
   expect(gapsOf(s)).toHaveLength(1)
@@ -90,7 +92,7 @@ test('loadThrough a seq inside a gap loads through it, keeping the segment below
 })
 
 test('jumpTo a loaded seq changes nothing, and a live row still lands after the tail with a gap open', async () => {
-  const { view, ready, id } = await seeded(400)
+  const { view, outline, id } = await seeded(400)
   const before = view.getSnapshot()
   await view.jumpTo(
     before.rows.at(-1)!.kind === 'message'
@@ -98,7 +100,7 @@ test('jumpTo a loaded seq changes nothing, and a live row still lands after the 
       : 1,
   )
   expect(view.getSnapshot()).toBe(before)
-  await view.jumpTo(ready.outline[3]!.seq)
+  await view.jumpTo(outline[3]!.seq)
   expect(gapsOf(view.getSnapshot())).toHaveLength(1)
   await view.admit('a steer', { id: 'steer-1' })
   await page!.engine.promote(id, 'settled')

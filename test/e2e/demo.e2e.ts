@@ -157,6 +157,14 @@ async function jumpToFirstTurnByKeyboard(page: Page, timeout: number) {
   }))
   expect(first).toEqual({ mark: true, current: 'true' })
   await page.keyboard.press('Home')
+  // The rail holds the newest outline entries only; Home's mark fills in once its outline is read.
+  await page.waitForFunction(
+    () => (document.activeElement as HTMLElement | null)?.dataset.turn === '1',
+    undefined,
+    {
+      timeout,
+    },
+  )
   const focused = await page.evaluate(() => ({
     turn: (document.activeElement as HTMLElement).dataset.turn,
     label: document.activeElement?.getAttribute('aria-label'),

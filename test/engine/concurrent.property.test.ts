@@ -33,11 +33,12 @@ import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import type { InputReceipt } from '../../src/schema/inputs'
 import type { SessionMessage } from '../../src/schema/messages'
 import type { PromoteMode } from '../../src/schema/requests'
-import type { TurnOutlineEntry, UsageTotals } from '../../src/schema/session'
+import type { UsageTotals } from '../../src/schema/session'
 import { openDb } from '../../src/store/db'
 import { arbSessionLog } from '../support/arb-log'
 import { comlinkEngine, freshDbName, inProcessEngine, type TestEngine } from '../support/engines'
 import { createSignal } from '../support/feed'
+import { expectedSlice, outlineMirror, outlineRanges } from '../support/outline'
 
 /**
  * Runs per property, kept small: the whole file takes about 10 s of CPU (`time npx vitest run
@@ -316,7 +317,10 @@ async function mirror(engine: Engine, sessionId: string) {
   const state = {
     rows: new Map<string, SessionMessage>(),
     pending: [] as readonly InputReceipt[],
-    outline: [] as readonly TurnOutlineEntry[],
+    outline: outlineMirror(
+      () => engine.outline(sessionId, { start: 0 }),
+      () => pushed.notify(),
+    ),
     totals: undefined as UsageTotals | undefined,
   }
   const pushedViews = new Set<string>()
@@ -332,7 +336,7 @@ async function mirror(engine: Engine, sessionId: string) {
     }
     for (const row of change.rows) state.rows.set(row.id, row)
     if (change.views.pending) state.pending = change.views.pending
-    if (change.views.turnOutline) state.outline = change.views.turnOutline
+    state.outline.push(change.views.outline, change.reset === true)
     if (change.views.usage) state.totals = change.views.usage
     for (const name of Object.keys(change.views)) pushedViews.add(name)
     pushed.notify()
@@ -340,7 +344,7 @@ async function mirror(engine: Engine, sessionId: string) {
   const seen = await served(engine, sessionId)
   for (const row of seen.rows) if (!state.rows.has(row.id)) state.rows.set(row.id, row)
   if (!pushedViews.has('pending')) state.pending = seen.pending
-  if (!pushedViews.has('turnOutline')) state.outline = seen.outline
+  state.outline.set(await engine.outline(sessionId, { start: 0 }))
   if (!pushedViews.has('usage')) state.totals = seen.totals
   return { state, stop, pushed }
 }
@@ -974,8 +978,15 @@ async function checkServed(
       for (const [name, engine] of [
         ...engines.map((e, i) => [`engine ${'ab'[i]}`, e] as const),
         ['a fresh engine', cold.engine] as const,
-      ])
+      ]) {
         expect(await served(engine, id), `${where}: ${id} as ${name} serves it`).toEqual(expected)
+        const headSeq = snap.events.at(-1)?.seq ?? 0
+        for (const range of outlineRanges(expected.outline.length))
+          expect(
+            await engine.outline(id, range),
+            `${where}: ${id} as ${name} serves the outline slice ${JSON.stringify(range)}`,
+          ).toEqual(expectedSlice(expected.outline, range, headSeq))
+      }
     }
   } finally {
     await cold.close()
@@ -993,7 +1004,7 @@ async function checkMirrors(mirrors: Mirror[], engines: readonly Engine[], where
         `${where}: ${id} watcher rows`,
       ).toEqual(seen.rows)
       expect(view.state.pending, `${where}: ${id} watcher pending`).toEqual(seen.pending)
-      expect(view.state.outline, `${where}: ${id} watcher outline`).toEqual(seen.outline)
+      expect(view.state.outline.entries, `${where}: ${id} watcher outline`).toEqual(seen.outline)
       expect(view.state.totals, `${where}: ${id} watcher usage`).toEqual(seen.totals)
     }
     const holds = () => {

@@ -20,7 +20,7 @@ import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import type { InputReceipt } from '../../src/schema/inputs'
 import type { SessionMessage } from '../../src/schema/messages'
 import type { PromoteMode } from '../../src/schema/requests'
-import type { TurnOutlineEntry, UsageTotals } from '../../src/schema/session'
+import type { UsageTotals } from '../../src/schema/session'
 import { openDb } from '../../src/store/db'
 import {
   type EngineFactory,
@@ -30,6 +30,7 @@ import {
   type TestEngine,
 } from '../support/engines'
 import { createSignal } from '../support/feed'
+import { expectedSlice, outlineMirror, outlineRanges } from '../support/outline'
 
 type AppendStep =
   | 'delta'
@@ -295,7 +296,13 @@ async function checkInvariants(engine: Engine, dbName: string, sessionId: string
     expect(creates, `row ${row.id} at seq ${row.seq}`).toBe(true)
   }
   expect(rows).toEqual(replayTranscript(events))
-  expect(seen.outline).toEqual(turnOutline.view(replay(turnOutline, events)))
+  const outline = turnOutline.view(replay(turnOutline, events))
+  expect(seen.outline).toEqual(outline)
+  // Sliced reads (a cold open reads only the outline's last chunk) agree with the replay too.
+  for (const range of outlineRanges(outline.length))
+    expect(await engine.outline(sessionId, range), JSON.stringify(range)).toEqual(
+      expectedSlice(outline, range, model.headSeq),
+    )
   expect(seen.totals).toEqual(usage.view(replay(usage, events)))
 
   // The inbox: admission seqs dense; each receipt promoted at most once, never lost.
@@ -335,7 +342,10 @@ async function mirror(engine: Engine, sessionId: string) {
   const state = {
     rows: new Map<string, SessionMessage>(),
     pending: [] as readonly InputReceipt[],
-    outline: [] as readonly TurnOutlineEntry[],
+    outline: outlineMirror(
+      () => engine.outline(sessionId, { start: 0 }),
+      () => pushed.notify(),
+    ),
     totals: undefined as UsageTotals | undefined,
     headSeq: 0,
   }
@@ -346,14 +356,14 @@ async function mirror(engine: Engine, sessionId: string) {
     state.headSeq = change.headSeq
     for (const row of change.rows) state.rows.set(row.id, row)
     if (change.views.pending) state.pending = change.views.pending
-    if (change.views.turnOutline) state.outline = change.views.turnOutline
+    state.outline.push(change.views.outline, change.reset === true)
     if (change.views.usage) state.totals = change.views.usage
     pushed.notify()
   })
   const seen = await observe(engine, sessionId)
   for (const row of seen.rows) state.rows.set(row.id, row)
   state.pending = seen.pending
-  state.outline = seen.outline
+  state.outline.set(await engine.outline(sessionId, { start: 0 }))
   state.totals = seen.totals
   state.headSeq = Math.max(state.headSeq, seen.session?.headSeq ?? 0)
   return { state, stop, pushed }
@@ -364,7 +374,7 @@ async function expectMirrored(view: Awaited<ReturnType<typeof mirror>>, engine: 
   const check = () => {
     expect([...view.state.rows.values()].sort((a, b) => a.seq - b.seq)).toEqual(seen.rows)
     expect(view.state.pending).toEqual(seen.pending)
-    expect(view.state.outline).toEqual(seen.outline)
+    expect(view.state.outline.entries).toEqual(seen.outline)
     expect(view.state.totals).toEqual(seen.totals)
   }
   const holds = () => {

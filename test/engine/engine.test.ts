@@ -348,7 +348,7 @@ describe.each(engineKinds)('engine %s', (_, makeEngine) => {
       expect(admitted?.views.pending).toEqual([a])
       expect(promoted?.rows.map((m) => m.id)).toEqual([a.id])
       expect(promoted?.views.pending).toEqual([])
-      expect(promoted?.views.turnOutline).toHaveLength(1)
+      expect(promoted?.views.outline).toMatchObject({ total: 1, start: 0, entries: [{ turn: 1 }] })
       expect(appended?.rows.map((m) => m.id)).toEqual(['m1'])
       expect(appended?.views.usage).toEqual({ input: 10, output: 3, calls: 1 })
       expect(appended?.views).not.toHaveProperty('pending')

@@ -191,6 +191,15 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   ),
   loadThrough: fc.tuple(or(sessionId), or(fc.record({ seq: fc.nat(9) }))),
   projection: fc.tuple(or(sessionId), or(fc.constantFrom('turnOutline', 'usage', 'pending'))),
+  outline: fc.tuple(
+    or(sessionId),
+    or(
+      fc.record(
+        { start: fc.integer({ min: 0, max: 5 }), end: fc.integer({ min: 0, max: 5 }) },
+        { requiredKeys: [] },
+      ),
+    ),
+  ),
   watch: fc.tuple(or(sessionId), or(fc.constant(() => undefined))),
   // A provider would run turns in the background; `none` keeps every write the fuzz's own.
   configure: fc.tuple(or(fc.constant({ provider: { kind: 'none' } }))),

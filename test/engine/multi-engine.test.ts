@@ -131,7 +131,7 @@ describe.each(engineKinds)('two engines %s on one database', (_, makeEngine) => 
       expect(changes.at(-1)).toMatchObject({ headSeq, views: { pending: [{ id: 'q2' }] } })
       const heads = changes.map((c) => c.headSeq)
       expect(heads).toEqual([...heads].sort((x, y) => x - y))
-      expect(changes.flatMap((c) => (c.views.turnOutline ? [c.views.turnOutline.length] : []))).toContain(1)
+      expect(changes.flatMap((c) => (c.views.outline ? [c.views.outline.total] : []))).toContain(1)
     } finally {
       await a.close()
       await b.close()

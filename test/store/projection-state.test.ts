@@ -110,7 +110,7 @@ test('incremental writes of a chunked list decode to the current list and write 
           table.put(written)
           const decoded = decodeStates(table.read()).get('outline')?.state as typeof state
           expect(listItems(decoded.entries)).toEqual(listItems(next.entries))
-          expect(decoded.entries.chunks.slice(0, -1).every((c) => c.length === LIST_CHUNK)).toBe(true)
+          expect(decoded.entries.chunks.slice(0, -1).every((c) => c?.length === LIST_CHUNK)).toBe(true)
           state = reloadEachTime ? decoded : next
           stored = state
         }

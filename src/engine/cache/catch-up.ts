@@ -4,7 +4,7 @@
  * or the session was re-imported) and publishes the difference, serialized per session.
  */
 import type { Folds } from '../../core/folds'
-import { foldEvents } from '../../core/folds'
+import { FOLD_NAMES, foldEvents } from '../../core/folds'
 import type { InputReceipt } from '../../schema/inputs'
 import type { SessionMessage } from '../../schema/messages'
 import type { SessionlineDb } from '../../store/db'
@@ -60,7 +60,7 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed }: Catc
         const small = row.source === 'native' && gap >= 0 && gap <= CATCH_UP_EVENTS
         const [events, cached, pending, admitted] = await Promise.all([
           small && gap > 0 ? eventsBetween(db, id, base.row.headSeq, row.headSeq) : [],
-          small ? undefined : projectionStates(db, id),
+          small ? undefined : projectionStates(db, id, FOLD_NAMES),
           pendingReceipts(db, id),
           receiptsFrom(db, id, base.row.nextInputSeq),
         ])

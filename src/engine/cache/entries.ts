@@ -5,12 +5,13 @@
  * idle, or at once, oldest first, when more than MAX_IDLE_SESSIONS are idle.
  */
 import type { Folds } from '../../core/folds'
-import type { builtInProjections, createLiveProjections } from '../../core/live-projection'
+import type { createLiveProjections } from '../../core/live-projection'
+import type { usage } from '../../core/usage'
 import { SessionlineError } from '../../schema/errors'
 import type { InputReceipt } from '../../schema/inputs'
 import type { SessionRow } from '../../store/db'
 import { createLiveBuffer, type LiveBuffer } from '../live'
-import type { ProjectionViews } from '../types'
+import type { ChangeViews } from '../types'
 import { createFeed, type SessionFeed } from '../watch'
 
 /** Sessions whose fold state stays cached while no call holds them and nobody watches them. */
@@ -26,7 +27,7 @@ export interface Snapshot {
   pending: readonly InputReceipt[]
 }
 
-export type LiveViews = ReturnType<typeof createLiveProjections<typeof builtInProjections>>
+export type LiveViews = ReturnType<typeof createLiveProjections<{ usage: typeof usage }>>
 
 export interface Entry {
   readonly id: string
@@ -37,7 +38,7 @@ export interface Entry {
   views?: LiveViews
   stopViews?: () => void
   /** Views that passed the gate during the current `advance`. */
-  collecting?: Partial<ProjectionViews>
+  collecting?: Partial<ChangeViews>
   catchUp: Promise<void>
   recovered: boolean
   /** Calls running on this entry (`use`): while any holds it, it is never evicted. */

@@ -125,8 +125,9 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
     const stored = await inRead(db, async () => {
       const row = await getSessionRow(db, sessionId)
       if (!row) return undefined
+      // The outline's earlier chunks stay in the store: a cold open reads what a fold step needs.
       const [cached, pending] = await Promise.all([
-        projectionStates(db, sessionId),
+        projectionStates(db, sessionId, FOLD_NAMES),
         pendingReceipts(db, sessionId),
       ])
       return { row, cached, pending, folds: await foldsFrom(cached, row) }
@@ -208,7 +209,7 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
   /** Inside a transaction: the session's state as stored (when the cache is behind). */
   async function snapshotInTx(sessionId: string, row: SessionRow): Promise<Snapshot> {
     const [cached, pending] = await Promise.all([
-      projectionStates(db, sessionId),
+      projectionStates(db, sessionId, FOLD_NAMES),
       pendingReceipts(db, sessionId),
     ])
     let folds = await foldsFrom(cached, row)

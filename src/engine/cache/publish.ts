@@ -4,14 +4,16 @@
  * the watchers as one `SessionChange`, and live previews of streamed text are computed on the
  * feed's next tick.
  */
-import { builtInProjections, createLiveProjections } from '../../core/live-projection'
+import { createLiveProjections } from '../../core/live-projection'
+import { usage } from '../../core/usage'
 import { SessionlineError } from '../../schema/errors'
 import type { StoredEvent } from '../../schema/events'
 import type { InputReceipt } from '../../schema/inputs'
 import type { SessionMessage } from '../../schema/messages'
 import { sessionInfo } from '../../store/db'
-import type { ProjectionViews, SessionChange } from '../types'
+import type { ChangeViews, SessionChange } from '../types'
 import type { Entries, Entry, LiveViews, Snapshot } from './entries'
+import { outlineChange } from './outline'
 
 /** What one commit changed, as the publisher hands it on. */
 export interface Change {
@@ -24,27 +26,22 @@ export interface Change {
 export type Publisher = ReturnType<typeof createPublisher>
 
 export function createPublisher(entries: Entries, now: () => number) {
-  /** Subscribes the identity gates of the built-in views while the session has watchers. */
+  /**
+   * Subscribes the identity gate of the usage view while the session has watchers. The outline
+   * is not gated as a whole: each change carries the suffix that changed (`outlineChange`).
+   */
   function watchViews(entry: Entry): void {
     if (!entry.snap) return
-    const views = viewsOf(entry)
-    const stops = (['turnOutline', 'usage'] as const).map((name) =>
-      views[name].subscribe((view) => {
-        if (entry.collecting) (entry.collecting as Record<string, unknown>)[name] = view
-      }),
-    )
-    entry.stopViews = () => {
-      for (const stop of stops) stop()
-    }
+    const stop = viewsOf(entry).usage.subscribe((view) => {
+      if (entry.collecting) entry.collecting.usage = view
+    })
+    entry.stopViews = stop
   }
 
   function viewsOf(entry: Entry): LiveViews {
     const snap = entry.snap
     if (!snap) throw new SessionlineError('internal', `session ${entry.id} is not loaded`)
-    entry.views ??= createLiveProjections(builtInProjections, {
-      turnOutline: snap.folds.turnOutline,
-      usage: snap.folds.usage,
-    })
+    entry.views ??= createLiveProjections({ usage }, { usage: snap.folds.usage })
     return entry.views
   }
 
@@ -53,15 +50,19 @@ export function createPublisher(entries: Entries, now: () => number) {
     const base = entry.snap
     entry.snap = next
     entry.live.settle(change.events)
-    const views: Partial<ProjectionViews> = {}
+    const views: Partial<ChangeViews> = {}
     if (entry.views) {
       entry.collecting = views
       try {
-        entry.views.turnOutline.reset(next.folds.turnOutline)
         entry.views.usage.reset(next.folds.usage)
       } finally {
         entry.collecting = undefined
       }
+    }
+    // A reset makes every reader read again; the outline is not merged across it.
+    if (entry.stopViews && !change.reset) {
+      const outline = outlineChange(base?.folds.turnOutline, next.folds.turnOutline, next.row.headSeq)
+      if (outline) views.outline = outline
     }
     if (next.pending !== base?.pending) views.pending = next.pending
     const pushed: SessionChange = {

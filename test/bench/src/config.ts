@@ -46,12 +46,14 @@ export const BenchConfig = z.strictObject({
   /** (8) queries timed against the built index, and (9) jumps / hits landed timed. */
   searchQueries: count,
   jumpReps: count,
-  /** (10) peers (src/peers.ts): prompts admitted, replies streamed (one per `peerPrompts / peerReplies` prompts), deltas per reply. */
+  /** (11) peers (src/peers.ts): prompts admitted, replies streamed (one per `peerPrompts / peerReplies` prompts), deltas per reply. */
   peerPrompts: count,
   peerReplies: count,
   peerDeltas: count,
-  /** (10) timed fresh reads of the whole history, and cold opens, per side. */
+  /** (11) timed fresh reads of the whole history, and cold opens, per side. */
   peerReads: count,
+  /** (12) `--huge`: the session sizes, in turns, the growth suite measures at (none: skipped). */
+  growthSizes: z.array(count),
 })
 export type BenchConfig = z.infer<typeof BenchConfig>
 
@@ -85,6 +87,7 @@ export const FULL: BenchConfig = {
   peerReplies: 20,
   peerDeltas: 2000,
   peerReads: 7,
+  growthSizes: [],
 }
 
 /** Under two minutes: the same shapes, fewer repetitions, a 1,000-turn session. */
@@ -140,14 +143,18 @@ export const NODE: BenchConfig = {
   peerReplies: 2,
   peerDeltas: 20,
   peerReads: 2,
+  growthSizes: [50, 150],
 }
 
-export const PRESETS = { full: FULL, quick: QUICK, node: NODE } as const
+/** `--huge`: only the growth suite, at 1,000, 10,000 and 100,000 turns (not part of quick or full). */
+export const HUGE: BenchConfig = { ...FULL, growthSizes: [1000, 10_000, 100_000], seedTurnsPerWrite: 1000 }
+
+export const PRESETS = { full: FULL, quick: QUICK, node: NODE, huge: HUGE } as const
 export type PresetName = keyof typeof PRESETS
 
 /** What the runner asks for: a preset, and fields to override (`--config '{"seedTurns":2000}'`). */
 export const ConfigRequest = z.strictObject({
-  preset: z.enum(['full', 'quick', 'node']),
+  preset: z.enum(['full', 'quick', 'node', 'huge']),
   overrides: BenchConfig.partial().default({}),
 })
 

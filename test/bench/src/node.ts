@@ -13,6 +13,7 @@ import { connect } from '../../../src/index'
 import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
 import { type BenchEnv, DB, freshEngine, LONG_SESSION, openEngine } from './env'
+import { runGrowth } from './growth'
 import { runPeers } from './peers'
 import { servePeerEngine, stopPeerEngine } from './peers-engine'
 import { benchComlinkTail, rawTailService, runReads } from './reads'
@@ -135,6 +136,8 @@ env.log('(10) stream-page (MessageChannel)')
     channel.port2.close()
   }
 }
+env.log('(12) growth with session length')
+comparisons.push(...(await runGrowth(env, cfg)))
 
 writeFileSync(
   out,

@@ -100,6 +100,7 @@ const bench = {
   reads: (config: unknown) => remote.reads(config),
   comlink,
   search: (config: unknown) => remote.search(config),
+  growth: (config: unknown) => remote.growth(config),
   jumps,
   peers,
   streamPage,

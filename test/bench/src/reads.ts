@@ -2,6 +2,8 @@
  * (4) cold open, (4b) warm tail, (5) loadThrough, (6) the tail through Comlink: reads of the
  * long session, sessionline against raw Dexie reading the same rows by `[sessionId+seq]`.
  */
+import { foldEvents, initFolds } from '../../../src/core/folds'
+import { REBUILD_BATCH } from '../../../src/engine/cache/load'
 import type { Engine } from '../../../src/engine/types'
 import type { BenchConfig } from './config'
 import { type BenchEnv, DB, LONG_SESSION, openEngine } from './env'
@@ -71,6 +73,14 @@ async function benchColdOpen(env: BenchEnv, cfg: BenchConfig): Promise<Compariso
         db.close()
         return ms
       },
+      replay: async () => async () => {
+        const t0 = performance.now()
+        const db = openRaw(DB.longRaw, env.dexie)
+        await replayWholeLog(db, LONG_SESSION, limit)
+        const ms = performance.now() - t0
+        db.close()
+        return ms
+      },
     },
     { reps: cfg.coldReps, steps: 1, warmup: true },
   )
@@ -89,6 +99,17 @@ async function benchColdOpen(env: BenchEnv, cfg: BenchConfig): Promise<Compariso
     ),
     compare(
       {
+        id: 'cold-open-outline-vs-replay',
+        name: `cold open: tail ${limit} + outline of ${session}, vs replaying its log`,
+        op: 'open',
+        target: 0.1,
+        note: 'baseline: a new connection reading the tail and folding every event of the log (the projections of a cold open without a cache)',
+      },
+      cold.sessionline,
+      cold.replay,
+    ),
+    compare(
+      {
         id: 'cold-open-tail',
         name: `cold open: tail ${limit} only, ${session}`,
         op: 'open',
@@ -99,6 +120,29 @@ async function benchColdOpen(env: BenchEnv, cfg: BenchConfig): Promise<Compariso
       cold.raw,
     ),
   ]
+}
+
+/**
+ * A cold open without cached projections: the tail rows, and every event of the log read in
+ * batches (as the engine's rebuild reads them) and folded into the transcript, outline and usage.
+ */
+async function replayWholeLog(db: ReturnType<typeof openRaw>, sessionId: string, limit: number) {
+  const tail = rowsBelow(db, sessionId, limit)
+  let folds = initFolds()
+  let after = 0
+  for (;;) {
+    const events = await db.events
+      .where('[sessionId+seq]')
+      .between([sessionId, after], [sessionId, Number.POSITIVE_INFINITY], false, true)
+      .limit(REBUILD_BATCH)
+      .toArray()
+    folds = foldEvents(folds, events).folds
+    after = events.at(-1)?.seq ?? after
+    if (events.length < REBUILD_BATCH) break
+  }
+  if ((await tail).length !== limit || folds.turnOutline.entries.length === 0)
+    throw new Error('replay read too little')
+  return folds
 }
 
 async function benchLoadThrough(engine: Engine, raw: ReturnType<typeof openRaw>, cfg: BenchConfig) {

@@ -30,13 +30,18 @@ export interface SeedResult {
   heapAfterColdOpen?: number
 }
 
-/** What a page shows first on opening a session: the tail page and the turn outline. */
-export async function coldOpen(engine: Engine, limit: number) {
-  const [page, outline] = await Promise.all([
-    engine.page(LONG_SESSION, { limit }),
-    engine.projection(LONG_SESSION, 'turnOutline'),
-  ])
-  if (page.messages.length !== limit || outline.length === 0) throw new Error('cold open read too little')
+/**
+ * What a page shows first on opening a session (what a SessionView reads): the tail page and the
+ * rail's first screen, the outline's newest slice with its total.
+ */
+export async function coldOpen(engine: Engine, limit: number, sessionId = LONG_SESSION) {
+  const [page, outline] = await Promise.all([engine.page(sessionId, { limit }), engine.outline(sessionId)])
+  if (
+    page.messages.length !== limit ||
+    outline.entries.length === 0 ||
+    outline.total < outline.entries.length
+  )
+    throw new Error('cold open read too little')
   return { page, outline }
 }
 

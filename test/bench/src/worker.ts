@@ -9,6 +9,7 @@ import type { Engine } from '../../../src/engine/types'
 import { exposeEngine } from '../../../worker/index'
 import { BenchConfig } from './config'
 import { type BenchEnv, DB, freshEngine, openEngine } from './env'
+import { runGrowth } from './growth'
 import { servePeerEngine, stopPeerEngine } from './peers-engine'
 import { type RawTailService, rawTailService, runReads } from './reads'
 import { runSearch } from './search'
@@ -34,6 +35,7 @@ const api = {
   writes: (config: unknown) => runWrites(env, BenchConfig.parse(config)),
   reads: (config: unknown) => runReads(env, BenchConfig.parse(config)),
   search: (config: unknown) => runSearch(env, BenchConfig.parse(config)),
+  growth: (config: unknown) => runGrowth(env, BenchConfig.parse(config)),
   serve(ports: { sessionline: MessagePort; raw: MessagePort }) {
     const engine = exposeEngine(openEngine(env, DB.longSl), ports.sessionline)
     const raw = rawTailService(env)
