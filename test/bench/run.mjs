@@ -45,7 +45,7 @@ const PRESET = MODE === 'node' ? 'node' : flag('--huge') ? 'huge' : flag('--quic
 const OVERRIDES = JSON.parse(option('--config') ?? '{}')
 // The full run's peers (11) stream 20 replies of 2,000 deltas on three sides: minutes on their own.
 const DEADLINE_MS = Number(
-  option('--deadline-ms') ?? { full: 45, quick: 5, node: 5, huge: 30 }[PRESET] * 60_000,
+  option('--deadline-ms') ?? { full: 45, quick: 8, node: 5, huge: 30 }[PRESET] * 60_000,
 )
 const CHROMIUM_ARGS = [
   ...HEADLESS_ARGS,
