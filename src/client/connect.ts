@@ -251,18 +251,31 @@ export function connect(
       return (remote[method] as Call).apply(remote, args)
     }
 
+  /**
+   * A view's read is small: one past its deadline while the heartbeat still answers means the
+   * worker's storage is wedged (seen in WebKit right after a worker was terminated: the fresh
+   * worker answered, its first IndexedDB read never did). With a factory, that worker is replaced.
+   */
+  const read =
+    (method: 'page' | 'pending' | 'projection' | 'watch'): Call =>
+    async (...args) => {
+      const remote = await current()
+      const used = link
+      try {
+        return await (remote[method] as Call).apply(remote, args)
+      } catch (error) {
+        const wedged = isSessionlineError(error) && error.code === 'timeout'
+        if (wedged && factory && link === used)
+          lose(link, `the worker answers but ${method} did not within ${timeoutMs} ms`)
+        throw error
+      }
+    }
+
   /** What views call: always the current worker, so a re-opened view talks to the fresh one. */
   const viewEngine = {} as ViewEngine
-  for (const method of [
-    'page',
-    'pending',
-    'projection',
-    'watch',
-    'admit',
-    'cancel',
-    'edit',
-    'interrupt',
-  ] as const)
+  for (const method of ['page', 'pending', 'projection', 'watch'] as const)
+    (viewEngine as unknown as Record<string, Call>)[method] = read(method)
+  for (const method of ['admit', 'cancel', 'edit', 'interrupt'] as const)
     (viewEngine as unknown as Record<string, Call>)[method] = through(method)
 
   const client = {} as SessionlineClient
