@@ -206,7 +206,7 @@ async function faultRound({ seed, round }: { seed: number; round: number }) {
   const atKill = await killed
   await until(
     () => workersStarted > before && need(view, 'view').getSnapshot().status === 'ready',
-    30_000,
+    60_000,
     'a fresh worker serving the view',
   ).catch((error: unknown) => {
     const s = need(view, 'view').getSnapshot()
@@ -319,7 +319,7 @@ const api: Record<string, (args: never) => unknown> = {
         return worker
       },
       {
-        timeoutMs: config.timeoutMs ?? 30_000,
+        timeoutMs: config.timeoutMs ?? 10_000,
         heartbeatMs: config.heartbeatMs ?? 200,
         heartbeatTimeoutMs: config.heartbeatTimeoutMs ?? 2_000,
         maxRestarts: 5,
