@@ -61,6 +61,12 @@ interface Link {
   detach(): void
 }
 
+/** The view reads that are small whatever the session (not `loadThrough`, which may page far). */
+const SMALL_READS = ['page', 'pending', 'projection', 'outline', 'watch'] as const
+type SmallRead = (typeof SMALL_READS)[number]
+const isSmallRead = (method: string): method is SmallRead =>
+  (SMALL_READS as readonly string[]).includes(method)
+
 /** A `watch` made on the client: re-subscribed on every fresh worker. */
 interface ClientWatch {
   sessionId: string
@@ -251,10 +257,32 @@ export function connect(
       return (remote[method] as Call).apply(remote, args)
     }
 
+  /**
+   * A view's small read: one past its deadline while the heartbeat still answers means the
+   * worker's storage is wedged (seen in WebKit right after a worker was terminated: the fresh
+   * worker answered, its first IndexedDB read never did). With a factory, that worker is replaced.
+   */
+  const read =
+    (method: SmallRead): Call =>
+    async (...args) => {
+      const remote = await current()
+      const used = link
+      try {
+        return await (remote[method] as Call).apply(remote, args)
+      } catch (error) {
+        const wedged = isSessionlineError(error) && error.code === 'timeout'
+        if (wedged && factory && link === used)
+          lose(link, `the worker answers but ${method} did not within ${timeoutMs} ms`)
+        throw error
+      }
+    }
+
   /** What views call: always the current worker, so a re-opened view talks to the fresh one. */
   const viewEngine = {} as ViewEngine
   for (const method of VIEW_ENGINE_METHODS)
-    (viewEngine as unknown as Record<string, Call>)[method] = through(method)
+    (viewEngine as unknown as Record<string, Call>)[method] = isSmallRead(method)
+      ? read(method)
+      : through(method)
 
   const client = {} as SessionlineClient
   const calls = client as unknown as Record<string, unknown>

@@ -208,6 +208,18 @@ describe('connect with a worker factory: a dead worker is noticed and replaced',
     expect(heard.status).toBe('ready')
   })
 
+  test('a view read that times out while the worker still answers its heartbeat replaces the worker, and the view loads from the fresh one', async () => {
+    fleet = createFleet()
+    client = connect(fleet.factory, { ...quick, timeoutMs: 300 })
+    const { id } = await client.createSession({ id: 's-wedged' })
+    await client.append(id, turnEvents(1))
+    fleet.hangOn('page')
+    const view = client.open(id)
+    const s = await until(view, (snapshot) => snapshot.status === 'ready')
+    expect(s.rows.map((row) => row.key)).toEqual(['u-1', 'a-1'])
+    expect(fleet.workers.length).toBe(2)
+  })
+
   test('a watch made on the client comes back on the fresh worker, first with a reset change', async () => {
     const { fleet, client, id } = await started()
     const feed = changeFeed()

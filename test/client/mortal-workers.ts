@@ -35,6 +35,8 @@ export interface Fleet {
   kill(): void
   /** The next call of `method`: kill before it reaches the worker, or after it ran but before the page hears. */
   killOn(method: string, when: 'before-call' | 'before-answer'): void
+  /** The next call of `method` is swallowed while the worker keeps answering everything else (wedged storage). */
+  hangOn(method: string): void
   /** While true, fresh workers never answer anything (a worker that fails to start). */
   stillborn: boolean
   close(): Promise<void>
@@ -42,7 +44,7 @@ export interface Fleet {
 
 export function createFleet(dbName = freshDbName('fleet')): Fleet {
   const workers: MortalWorker[] = []
-  let armed: { method: string; when: 'before-call' | 'before-answer' } | undefined
+  let armed: { method: string; when: 'before-call' | 'before-answer' | 'hang' } | undefined
   const fleet: Fleet = {
     dbName,
     workers,
@@ -70,6 +72,7 @@ export function createFleet(dbName = freshDbName('fleet')): Fleet {
           if (armed && method === armed.method) {
             const { when } = armed
             armed = undefined
+            if (when === 'hang') return
             if (when === 'before-call') {
               worker.terminate()
               return
@@ -120,6 +123,9 @@ export function createFleet(dbName = freshDbName('fleet')): Fleet {
     },
     killOn(method, when) {
       armed = { method, when }
+    },
+    hangOn(method) {
+      armed = { method, when: 'hang' }
     },
     async close() {
       for (const worker of workers) worker.terminate()

@@ -208,7 +208,7 @@ async function faultRound({ seed, round }: { seed: number; round: number }) {
   const atKill = await killed
   await until(
     () => workersStarted > before && need(view, 'view').getSnapshot().status === 'ready',
-    30_000,
+    60_000,
     'a fresh worker serving the view',
   ).catch((error: unknown) => {
     const s = need(view, 'view').getSnapshot()
