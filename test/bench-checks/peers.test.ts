@@ -6,11 +6,10 @@
 import Dexie from 'dexie'
 import { IDBKeyRange, IDBObjectStore, indexedDB } from 'fake-indexeddb'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { connect } from '../../src/index'
 import { NODE } from '../bench/src/config'
 import type { BenchEnv } from '../bench/src/env'
 import { runPeers } from '../bench/src/peers'
-import { servePeerEngine, stopPeerEngine } from '../bench/src/peers-engine'
+import { channelEngine } from '../bench/src/peers-channel'
 import { chatRounds, checkHistory, expectedHistory } from '../bench/src/peers-workload'
 
 const env: BenchEnv = {
@@ -53,20 +52,7 @@ describe('the peers chat workload', () => {
       {
         dexie: env.dexie,
         log: () => undefined,
-        async connectEngine(fresh) {
-          const channel = new MessageChannel()
-          await servePeerEngine(env, channel.port1, fresh)
-          const client = connect(channel.port2)
-          return {
-            client,
-            async close() {
-              await client.close()
-              await stopPeerEngine()
-              channel.port1.close()
-              channel.port2.close()
-            },
-          }
-        },
+        connectEngine: channelEngine(env),
       },
       { ...NODE, peerPrompts: 4, peerReplies: 2, peerDeltas: 12, peerReads: 1 },
     )

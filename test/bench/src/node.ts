@@ -15,7 +15,7 @@ import { resolveConfig } from './config'
 import { type BenchEnv, DB, freshEngine, LONG_SESSION, openEngine } from './env'
 import { runGrowth } from './growth'
 import { runPeers } from './peers'
-import { servePeerEngine, stopPeerEngine } from './peers-engine'
+import { channelEngine } from './peers-channel'
 import { benchComlinkTail, rawTailService, runReads } from './reads'
 import { runJumps, runSearch } from './search'
 import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
@@ -104,20 +104,7 @@ comparisons.push(
     {
       dexie: env.dexie,
       log: env.log,
-      async connectEngine(fresh) {
-        const channel = new MessageChannel()
-        await servePeerEngine(env, channel.port1, fresh)
-        const client = connect(channel.port2)
-        return {
-          client,
-          async close() {
-            await client.close()
-            await stopPeerEngine()
-            channel.port1.close()
-            channel.port2.close()
-          },
-        }
-      },
+      connectEngine: channelEngine(env),
     },
     cfg,
   )),

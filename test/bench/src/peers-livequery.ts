@@ -7,7 +7,7 @@
  */
 import Dexie, { liveQuery, type Table } from 'dexie'
 import type { ChatPrompt, ChatReply, ChatSide, HistoryRow } from './peers-workload'
-import { Latest } from './peers-workload'
+import { Latest, timeFreshRead } from './peers-workload'
 import type { DexieEnv } from './raw'
 
 /** A message row as a Dexie chat app keeps it. */
@@ -114,15 +114,8 @@ export function liveQuerySide(env: DexieEnv, dbName: string, sessionId: string):
       stop?.()
       stop = undefined
     },
-    async page(_rep: number, rows: number) {
-      const fresh = new Latest<PeerMessage[]>()
-      const t0 = performance.now()
-      const unsubscribe = observe(fresh, FRESH + ++reads)
-      await fresh.until((r) => r.length === rows, `${rows} rows`)
-      const ms = performance.now() - t0
-      unsubscribe()
-      return ms
-    },
+    page: (_rep: number, rows: number) =>
+      timeFreshRead<PeerMessage[]>((into) => observe(into, FRESH + ++reads), rows),
     async coldOpen(_rep: number, rows: number) {
       stop?.()
       db.close()

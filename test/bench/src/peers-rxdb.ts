@@ -17,7 +17,7 @@ import {
 import { getRxStorageDexie } from 'rxdb/plugins/storage-dexie'
 import type { PeerMessage } from './peers-livequery'
 import type { ChatPrompt, ChatReply, ChatSide, HistoryRow } from './peers-workload'
-import { Latest } from './peers-workload'
+import { Latest, timeFreshRead } from './peers-workload'
 import type { DexieEnv } from './raw'
 
 const schema: RxJsonSchema<PeerMessage> = {
@@ -127,15 +127,8 @@ export function rxdbSide(env: DexieEnv, dbName: string, sessionId: string): Chat
       stop?.()
       stop = undefined
     },
-    async page(_rep: number, rows: number) {
-      const fresh = new Latest<Doc[]>()
-      const t0 = performance.now()
-      const unsubscribe = observe(fresh, FRESH + ++reads)
-      await fresh.until((docs) => docs.length === rows, `${rows} rows`)
-      const ms = performance.now() - t0
-      unsubscribe()
-      return ms
-    },
+    page: (_rep: number, rows: number) =>
+      timeFreshRead<Doc[]>((into) => observe(into, FRESH + ++reads), rows),
     async coldOpen(_rep: number, rows: number) {
       stop?.()
       await db?.close()

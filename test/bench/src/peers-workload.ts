@@ -147,3 +147,20 @@ export function checkHistory(side: string, actual: readonly HistoryRow[], expect
         (at >= 0 ? `, first difference at row ${at} (${expected[at]?.id})` : ''),
     )
 }
+
+/**
+ * Times a fresh observer of `rows` rows: `observe` subscribes one into `into` (over a range no
+ * earlier read used, so no peer's result cache serves it) and returns its unsubscribe.
+ */
+export async function timeFreshRead<T extends readonly unknown[]>(
+  observe: (into: Latest<T>) => () => void,
+  rows: number,
+): Promise<number> {
+  const fresh = new Latest<T>()
+  const t0 = performance.now()
+  const unsubscribe = observe(fresh)
+  await fresh.until((r) => r.length === rows, `${rows} rows`)
+  const ms = performance.now() - t0
+  unsubscribe()
+  return ms
+}
