@@ -4,6 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -33,16 +34,31 @@ const option = (/** @type {string} */ name) => {
   const i = argv.indexOf(name)
   return i >= 0 ? argv[i + 1] : undefined
 }
-const KNOWN = new Set(['--quick', '--huge', '--node', '--skip-build', '--out', '--config', '--deadline-ms'])
+const KNOWN = new Set([
+  '--quick',
+  '--huge',
+  '--node',
+  '--skip-build',
+  '--out',
+  '--config',
+  '--deadline-ms',
+  '--only',
+])
 for (const [i, arg] of argv.entries()) {
   if (arg.startsWith('--') && !KNOWN.has(arg)) fail(`unknown option ${arg}`)
-  if (!arg.startsWith('--') && !['--out', '--config', '--deadline-ms'].includes(argv[i - 1] ?? ''))
+  if (!arg.startsWith('--') && !['--out', '--config', '--deadline-ms', '--only'].includes(argv[i - 1] ?? ''))
     fail(`unexpected ${arg}`)
 }
 
 const MODE = flag('--node') ? 'node' : 'browser'
 const PRESET = MODE === 'node' ? 'node' : flag('--huge') ? 'huge' : flag('--quick') ? 'quick' : 'full'
 const OVERRIDES = JSON.parse(option('--config') ?? '{}')
+/** `--only a,b`: the browser steps (and `folds`) to run; the rest is skipped, so one step can be rerun alone. */
+const STEPS = ['writes', 'reads', 'comlink', 'search', 'jumps', 'stream-page', 'peers', 'folds']
+const ONLY = option('--only')?.split(',')
+for (const name of ONLY ?? [])
+  if (!STEPS.includes(name)) fail(`--only: unknown step ${name} (${STEPS.join(', ')})`)
+const runs = (/** @type {string} */ name) => ONLY === undefined || ONLY.includes(name)
 // The full run's peers (11) stream 20 replies of 2,000 deltas on three sides: minutes on their own.
 const DEADLINE_MS = Number(
   option('--deadline-ms') ?? { full: 45, quick: 8, node: 5, huge: 30 }[PRESET] * 60_000,
@@ -273,17 +289,20 @@ async function runInBrowser(report) {
     )
     return
   }
-  log('writes: (1) admit, (2) append, (3) promote')
-  comparisons.push(
-    .../** @type {never[]} */ (
-      await step('writes', () => page.evaluate((c) => window.bench?.writes(c), config))
-    ),
-  )
+  if (runs('writes')) {
+    log('writes: (1) admit, (2) append, (3) promote')
+    comparisons.push(
+      .../** @type {never[]} */ (
+        await step('writes', () => page.evaluate((c) => window.bench?.writes(c), config))
+      ),
+    )
+  }
 
   /** @type {Record<string, unknown>} */
   const seeded = {}
   report.seeding = seeded
-  for (const side of /** @type {const} */ (['raw', 'sessionline'])) {
+  const needsSeed = ['reads', 'comlink', 'search', 'jumps'].some(runs)
+  for (const side of /** @type {const} */ (needsSeed ? ['raw', 'sessionline'] : [])) {
     log(`seeding the long session on the ${side} side (its own page, for the heap)`)
     const seeder = await context.newPage()
     watch(seeder)
@@ -298,49 +317,33 @@ async function runInBrowser(report) {
     await seeder.close()
   }
 
-  log('reads: (4) cold open, (4b) warm tail, (5) loadThrough')
-  comparisons.push(
-    .../** @type {never[]} */ (
-      await step('reads', () => page.evaluate((c) => window.bench?.reads(c), config))
-    ),
-  )
-  log('(6) tail through Comlink')
-  comparisons.push(
-    /** @type {never} */ (
-      await step('comlink', () => page.evaluate((c) => window.bench?.comlink(c), config))
-    ),
-  )
-  log('(8) search, (9) jumps')
-  comparisons.push(
-    .../** @type {never[]} */ (
-      await step('search', () => page.evaluate((c) => window.bench?.search(c), config), 900_000)
-    ),
-  )
-  comparisons.push(
-    .../** @type {never[]} */ (
-      await step('jumps', () => page.evaluate((c) => window.bench?.jumps(c), config))
-    ),
-  )
-  log('(10) a streamed answer into a 10,000-row window')
-  comparisons.push(
-    .../** @type {never[]} */ (
-      await step('stream-page', () => page.evaluate((c) => window.bench?.streamPage(c), config))
-    ),
-  )
-  log('(11) peers: one chat on sessionline, Dexie liveQuery and RxDB')
-  comparisons.push(
-    .../** @type {never[]} */ (
-      await step('peers', () => page.evaluate((c) => window.bench?.peers(c), config), DEADLINE_MS)
-    ),
-  )
-  comparisons.push(
-    .../** @type {never[]} */ (
-      await page.evaluate(
-        ([sl, raw]) => window.bench?.memoryComparisons(sl, raw),
-        [seeded.sessionline, seeded.raw],
-      )
-    ),
-  )
+  /** Runs one step of the page's bench, unless `--only` leaves it out. */
+  const run = async (
+    /** @type {string} */ name,
+    /** @type {string} */ what,
+    /** @type {string} */ method,
+    ms = 240_000,
+  ) => {
+    if (!runs(name)) return
+    log(what)
+    const got = await step(name, () => page.evaluate(([m, c]) => window.bench?.[m](c), [method, config]), ms)
+    comparisons.push(.../** @type {never[]} */ ([got].flat()))
+  }
+  await run('reads', 'reads: (4) cold open, (4b) warm tail, (5) loadThrough', 'reads')
+  await run('comlink', '(6) tail through Comlink', 'comlink')
+  await run('search', '(8) search', 'search', 900_000)
+  await run('jumps', '(9) jumps', 'jumps')
+  await run('stream-page', '(10) a streamed answer into a 10,000-row window', 'streamPage')
+  await run('peers', '(11) peers: one chat on sessionline, Dexie liveQuery and RxDB', 'peers', DEADLINE_MS)
+  if (needsSeed)
+    comparisons.push(
+      .../** @type {never[]} */ (
+        await page.evaluate(
+          ([sl, raw]) => window.bench?.memoryComparisons(sl, raw),
+          [seeded.sessionline, seeded.raw],
+        )
+      ),
+    )
   if (!report.heapAvailable)
     report.notes = ['(7b/7c) skipped: performance.memory or gc() is not available in this Chromium']
 }
@@ -419,7 +422,7 @@ const report = {
 let exitCode = 0
 try {
   await (MODE === 'node' ? runInNode(report) : runInBrowser(report))
-  await runFolds(report)
+  if (runs('folds')) await runFolds(report)
 } catch (error) {
   exitCode = 1
   report.error = error instanceof Error ? (error.stack ?? error.message) : String(error)
