@@ -379,11 +379,24 @@ export function createSessionView(
     scheduleFrame()
   }
 
-  /** Reads the tail, the inbox and the outline; the feed is already buffering. */
+  /**
+   * Subscribes (unless subscribed) and reads the tail, the inbox and the outline, all sent at
+   * once: one round trip. The engine subscribes within the watch call and orders the reads
+   * behind it, so they see at least what the changes continue from; the feed is buffering.
+   */
   async function read(gen: number): Promise<void> {
     try {
-      if (unsubscribe === undefined) {
-        const stop = await engine.watch(sessionId, onChange)
+      const watching = unsubscribe === undefined ? engine.watch(sessionId, onChange) : undefined
+      // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
+      const reads = Promise.all([
+        engine.page(sessionId, { limit: tail, includeInactive: filter.includeInactive }),
+        engine.pending(sessionId),
+        engine.outline(sessionId),
+      ])
+      if (watching) {
+        // A failed watch fails the reads too; only the watch's error is reported.
+        reads.catch(() => undefined)
+        const stop = await watching
         // Disposed, or the worker was replaced meanwhile: the read of the fresh one subscribes.
         if (disposed || gen !== generation) {
           stop()
@@ -391,12 +404,7 @@ export function createSessionView(
         }
         unsubscribe = stop
       }
-      // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
-      const [page, pending, slice] = await Promise.all([
-        engine.page(sessionId, { limit: tail, includeInactive: filter.includeInactive }),
-        engine.pending(sessionId),
-        engine.outline(sessionId),
-      ])
+      const [page, pending, slice] = await reads
       if (disposed || gen !== generation) return
       window = windowFromTail(page, filter)
       settleUserRows(page.messages)

@@ -151,11 +151,20 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
   // --- the public surface ------------------------------------------------------------------
 
-  function guard<A extends unknown[], R>(operation: string, run: (...args: A) => Promise<R>) {
+  /**
+   * Every public call: refused once closed, run once the database is open, failing with a
+   * `SessionlineError`. An `early` call starts at once and awaits `connection.ready()` itself:
+   * what it does before its first await happens in call order (see `watch`).
+   */
+  function guard<A extends unknown[], R>(
+    operation: string,
+    run: (...args: A) => Promise<R>,
+    { early = false }: { early?: boolean } = {},
+  ) {
     return async (...args: A): Promise<R> => {
       if (closed) throw new SessionlineError('storage_unavailable', `${operation}: the engine is closed`)
       try {
-        await connection.ready()
+        if (!early) await connection.ready()
         return await run(...args)
       } catch (error) {
         // Once the connection is lost for good, that is the one reason every call fails.
@@ -346,6 +355,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'page request',
       )
+      // A page read beside a watch that is still loading the session waits for it: read earlier,
+      // it could miss a commit of another engine that the load then takes in without a change.
+      await entries.get(id)?.opening?.catch(() => undefined)
       if (afterSeq !== undefined) {
         return withCurrentRows(
           await inRowsRead(db, async () => {
@@ -440,19 +452,39 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       })
     }),
 
-    watch: guard('watch', async (sessionId, listener) => {
-      const id = sessionIdOf(sessionId)
-      if (typeof listener !== 'function')
-        throw new SessionlineError('invalid_input', 'watch needs a listener function')
-      // Held from lookup to listener: no call on another session can evict the entry in between.
-      return use(id, async (entry) => {
-        await load(entry)
-        const unsubscribe = entry.feed.add(listener)
-        // While nobody watched, other engines' notes were ignored: publish whatever the cache missed.
-        void catchUp(entry)
-        return unsubscribe
-      })
-    }),
+    watch: guard(
+      'watch',
+      async (sessionId, listener) => {
+        const id = sessionIdOf(sessionId)
+        if (typeof listener !== 'function')
+          throw new SessionlineError('invalid_input', 'watch needs a listener function')
+        // Held from lookup to listener: no call on another session can evict the entry in between.
+        return use(id, async (entry) => {
+          // Subscribed within the call, before anything is awaited: a view sends its reads right
+          // behind its watch, in one round trip, and each of them starts after this (`page` waits
+          // for `opening`), so it sees at least the state the changes delivered here continue from.
+          const unsubscribe = entry.feed.add(listener)
+          const opening = (async () => {
+            await connection.ready()
+            await load(entry)
+          })()
+          entry.opening = opening
+          try {
+            await opening
+          } catch (error) {
+            unsubscribe()
+            throw error
+          } finally {
+            if (entry.opening === opening) entry.opening = undefined
+          }
+          // While nobody watched, other engines' notes were ignored: publish whatever the cache
+          // missed (and what another engine committed while this load was reading).
+          void catchUp(entry)
+          return unsubscribe
+        })
+      },
+      { early: true },
+    ),
 
     configure: guard('configure', (request) => runner.configure(request)),
     interrupt: guard('interrupt', async (sessionId) => runner.interrupt(sessionIdOf(sessionId))),

@@ -41,10 +41,22 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed }: Catc
   const { foldsFrom, loadSnapshot } = loader
   const { advance, removeEntry } = publisher
 
-  /** Brings the cache up to what the database holds, publishing the difference (serialized per session). */
+  /**
+   * Brings the cache up to what the database holds, publishing the difference (serialized per
+   * session). Calls that arrive while a catch-up is queued but not started share it: it starts
+   * after each of them, so it sees what each needs (a view's reads sent together cost one).
+   */
   function catchUp(entry: Entry): Promise<void> {
-    entry.catchUp = entry.catchUp.then(() => runCatchUp(entry)).catch(() => undefined)
-    return entry.catchUp
+    if (entry.queuedCatchUp) return entry.queuedCatchUp
+    const queued = entry.catchUp
+      .then(() => {
+        entry.queuedCatchUp = undefined
+        return runCatchUp(entry)
+      })
+      .catch(() => undefined)
+    entry.queuedCatchUp = queued
+    entry.catchUp = queued
+    return queued
   }
 
   async function runCatchUp(entry: Entry): Promise<void> {

@@ -40,6 +40,10 @@ export interface Entry {
   /** Views that passed the gate during the current `advance`. */
   collecting?: Partial<ChangeViews>
   catchUp: Promise<void>
+  /** A catch-up queued behind `catchUp` that has not started: a call made meanwhile joins it. */
+  queuedCatchUp?: Promise<void>
+  /** A watch's first load in progress (see `watch` and `page` in engine.ts). */
+  opening?: Promise<void>
   recovered: boolean
   /** Calls running on this entry (`use`): while any holds it, it is never evicted. */
   holders: number

@@ -1,0 +1,115 @@
+/**
+ * A view opens in one round trip: its watch and its three reads (tail, pending, outline) leave
+ * the page together. That is only safe because the engine subscribes within the watch call and
+ * orders a page read behind a watch still loading the session; the race below is what would
+ * break otherwise: another engine commits while a cold engine loads, and the view must still
+ * show that commit.
+ */
+import type { Endpoint } from 'comlink'
+import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import fc from 'fast-check'
+import { describe, expect, test } from 'vitest'
+import { connect } from '../../src/client/connect'
+import type { TimelineSnapshot } from '../../src/client/types'
+import { createEngine } from '../../src/engine/engine'
+import type { Engine } from '../../src/engine/types'
+import { openDb } from '../../src/store/db'
+import { exposeEngine } from '../../worker/index'
+import { freshDbName, immediateSchedule } from '../support/engines'
+import { openPage, seedTurns, turnEvents, until } from './harness'
+
+const engineOn = (dbName: string, broadcast = true): Engine =>
+  createEngine({ indexedDB, IDBKeyRange, schedule: immediateSchedule, dbName, broadcast })
+
+const hasAnswer = (turn: number) => (s: TimelineSnapshot) =>
+  s.rows.some((row) => row.kind === 'message' && row.message.id === `a-${turn}`)
+
+/** Waits `ticks` macrotasks (0: none). */
+const ticks = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 0))
+}
+
+describe('opening a view', () => {
+  test('sends its watch, tail, pending and outline calls before the first answer comes back', async () => {
+    const dbName = freshDbName('open')
+    const engine = engineOn(dbName, false)
+    await engine.createSession({ id: 's' })
+    await seedTurns(engine, 's', 3)
+    const { port1, port2 } = new MessageChannel()
+    exposeEngine(engine, port1)
+    // What crosses the wire, in order: each call the page sends, and each answer it gets.
+    const wire: string[] = []
+    const endpoint: Endpoint = {
+      postMessage(message: { type?: string; path?: string[] }, transfer?: Transferable[]) {
+        if (message.type === 'APPLY') wire.push(`call ${message.path?.join('.')}`)
+        port2.postMessage(message, transfer ?? [])
+      },
+      addEventListener(type: string, listener: EventListenerOrEventListenerObject) {
+        port2.addEventListener(type, (event) => {
+          wire.push('answer')
+          if (typeof listener === 'function') listener(event)
+          else listener.handleEvent(event)
+        })
+      },
+      removeEventListener: port2.removeEventListener.bind(port2),
+      start: () => port2.start(),
+    }
+    const client = connect(endpoint)
+    try {
+      await client.listSessions() // the handshake and one call: the connection is up
+      wire.length = 0
+      const view = client.open('s')
+      await until(view, (s) => s.status === 'ready')
+      const calls = wire.slice(0, wire.indexOf('answer'))
+      expect(calls).toEqual(['call watch', 'call page', 'call pending', 'call outline'])
+      expect(hasAnswer(3)(view.getSnapshot())).toBe(true)
+      view.dispose()
+    } finally {
+      await client.close()
+      await engine.close()
+      port1.close()
+      port2.close()
+    }
+  })
+
+  test('misses no commit another engine makes while a cold engine opens the view', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 30 }),
+        fc.constantFrom('cold', 'rebuild', 'warm'),
+        async (delay, start) => {
+          const dbName = freshDbName('open-race')
+          const other = engineOn(dbName)
+          await other.createSession({ id: 's' })
+          await seedTurns(other, 's', 2)
+          if (start === 'rebuild') {
+            // No stored fold state: the cold load replays the log over several transactions,
+            // a wide window for the other engine's commit.
+            const db = openDb(dbName, { indexedDB, IDBKeyRange })
+            await db.projections.clear()
+            db.close()
+          }
+          const page = await openPage({ dbName, broadcast: true })
+          try {
+            // Warm: the worker's cache already holds the session, unwatched (its notes ignored).
+            if (start === 'warm') await page.client.pending('s')
+            const commit = ticks(delay).then(() => other.append('s', turnEvents(3)))
+            const view = page.client.open('s')
+            await commit
+            // Every commit reaches an open view: this one must arrive without another commit.
+            const seen = await Promise.race([
+              until(view, hasAnswer(3)).then(() => 'shown'),
+              ticks(200).then(() => 'missed'),
+            ])
+            expect(seen).toBe('shown')
+            view.dispose()
+          } finally {
+            await page.close()
+            await other.close()
+          }
+        },
+      ),
+      { numRuns: 60, seed: 20261201 },
+    )
+  })
+})
