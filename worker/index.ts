@@ -10,6 +10,7 @@ import * as Comlink from 'comlink'
 import { createEngine, type EngineOptions } from '../src/engine/engine'
 import type { ChangeListener, Engine } from '../src/engine/types'
 import { SessionlineError } from '../src/schema/errors'
+import type { WatchOptions } from '../src/schema/requests'
 import { registerErrorTransfer } from '../src/wire/errors'
 import { guardEndpoint, registerGuardedProxies } from '../src/wire/guard'
 import { ENGINE_METHODS, type ExposedEngine, PROTOCOL_VERSION } from '../src/wire/protocol'
@@ -60,7 +61,7 @@ export function exposeEngine(
     }
   }
 
-  exposed.watch = async (sessionId: string, listener: RemoteListener) => {
+  exposed.watch = async (sessionId: string, listener: RemoteListener, options?: unknown) => {
     // The engine checks its listener, but it only ever sees the wrapper below.
     if (typeof listener !== 'function')
       throw new SessionlineError('invalid_input', 'watch needs a listener function')
@@ -78,11 +79,16 @@ export function exposeEngine(
       release()
     }
     try {
-      unsubscribe = await engine.watch(sessionId, (change) => {
-        // A listener that throws on the page is the page's bug; it stays subscribed, and the
-        // rejection must not surface here as an unhandled one.
-        Promise.resolve(listener(change)).catch(() => undefined)
-      })
+      unsubscribe = await engine.watch(
+        sessionId,
+        (change) => {
+          // A listener that throws on the page is the page's bug; it stays subscribed, and the
+          // rejection must not surface here as an unhandled one.
+          Promise.resolve(listener(change)).catch(() => undefined)
+        },
+        // Validated by the engine (a wrong shape is `invalid_input`).
+        options as WatchOptions | undefined,
+      )
     } catch (error) {
       release()
       throw error

@@ -22,6 +22,7 @@
 import type { Endpoint } from 'comlink'
 import type { ChangeListener, Unsubscribe } from '../engine/types'
 import { isSessionlineError, type SessionlineError } from '../schema/errors'
+import type { WatchOptions } from '../schema/requests'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
 import { type RemoteEngine, workerGone, wrapEngine } from '../wire/remote-engine'
@@ -71,6 +72,7 @@ const isSmallRead = (method: string): method is SmallRead =>
 interface ClientWatch {
   sessionId: string
   listener: ChangeListener
+  options: WatchOptions | undefined
   stop: Unsubscribe | undefined
   done: boolean
 }
@@ -221,7 +223,8 @@ export function connect(
   async function resubscribe(watch: ClientWatch, on: Link): Promise<void> {
     if (watch.done) return
     try {
-      const stop = await on.remote.watch(watch.sessionId, watch.listener)
+      // A fresh feed: its first change of a streaming row is whole (a reset follows anyway).
+      const stop = await on.remote.watch(watch.sessionId, watch.listener, watch.options)
       if (watch.done || on !== link) {
         stop()
         return
@@ -290,9 +293,9 @@ export function connect(
     if (method === 'close' || method === 'watch') continue
     calls[method] = through(method)
   }
-  client.watch = async (sessionId, listener) => {
-    const stop = await (await current()).watch(sessionId, listener)
-    const watch: ClientWatch = { sessionId, listener, stop, done: false }
+  client.watch = async (sessionId, listener, watchOptions) => {
+    const stop = await (await current()).watch(sessionId, listener, watchOptions)
+    const watch: ClientWatch = { sessionId, listener, options: watchOptions, stop, done: false }
     watches.add(watch)
     return () => {
       if (watch.done) return

@@ -49,6 +49,7 @@ import {
   isKnown,
   type MessageRow,
   pageRange,
+  replaceRows,
   type TranscriptWindow,
   type WindowFilter,
   type WindowGap,
@@ -360,8 +361,10 @@ export function createSessionView(
       change,
       filter,
       owned as WeakSet<readonly MessageRow[]>,
+      change.appends,
     )
     window = applied.window
+    for (const seq of applied.mismatched) rereadRow(seq)
     if (readsInFlight > 0 && change.durable)
       for (const message of applied.outside) late.set(message.id, { message, headSeq: change.headSeq })
     settleUserRows(change.rows)
@@ -386,7 +389,9 @@ export function createSessionView(
    */
   async function read(gen: number): Promise<void> {
     try {
-      const watching = unsubscribe === undefined ? engine.watch(sessionId, onChange) : undefined
+      // Streamed text arrives as appends onto the rows this view holds (core/text-append).
+      const watching =
+        unsubscribe === undefined ? engine.watch(sessionId, onChange, { textAppends: true }) : undefined
       // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
       const reads = Promise.all([
         engine.page(sessionId, { limit: tail, includeInactive: filter.includeInactive }),
@@ -459,6 +464,35 @@ export function createSessionView(
     } finally {
       if (--readsInFlight === 0) late.clear()
     }
+  }
+
+  /** Seqs of rows being read again because an append did not continue the version shown. */
+  const rereading = new Set<number>()
+
+  /**
+   * Reads one row again: the window holds a version of it that an append does not continue (a
+   * page brought it while the feed's appends were on their way). Until the read lands, later
+   * appends that do fit it keep extending what is shown.
+   */
+  function rereadRow(seq: number): void {
+    if (rereading.has(seq) || disposed) return
+    rereading.add(seq)
+    const gen = generation
+    engine
+      .page(sessionId, { afterSeq: seq - 1, limit: 1, includeInactive: filter.includeInactive })
+      .then((page) => {
+        if (disposed || gen !== generation) return
+        const next = replaceRows(
+          window,
+          page.messages.filter((message) => message.seq === seq),
+          filter,
+        )
+        if (next === window) return
+        window = next
+        publish()
+      })
+      .catch(softError)
+      .finally(() => rereading.delete(seq))
   }
 
   const pageOf = async (ask: { beforeSeq?: number; afterSeq?: number; limit: number }) => ({

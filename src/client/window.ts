@@ -12,8 +12,9 @@
  */
 
 import { firstAtLeast } from '../core/sorted'
+import { applyTextAppend } from '../core/text-append'
 import { isReadable } from '../core/visibility'
-import type { MessagePart, SessionMessage } from '../schema/messages'
+import type { MessagePart, SessionMessage, TextAppend } from '../schema/messages'
 import type { MessagePage } from '../schema/requests'
 import type { TimelineRow } from './types'
 
@@ -233,6 +234,29 @@ function isAheadOf(shown: SessionMessage, durable: SessionMessage): boolean {
   return durable.parts.every((part, i) => partAhead(shown.parts[i], part))
 }
 
+/**
+ * Replaces rows the window already shows with versions read again (the rows an append did not
+ * continue), unless what is shown is a streaming version ahead of the one read.
+ */
+export function replaceRows(
+  window: TranscriptWindow,
+  messages: readonly SessionMessage[],
+  filter: WindowFilter,
+): TranscriptWindow {
+  let rows: MessageRow[] | undefined
+  for (const message of messages) {
+    const current = rows ?? window.rows
+    const at = lowerBound(current, message.seq)
+    const existing = current[at]
+    if (existing === undefined || existing.message.id !== message.id || existing.message === message) continue
+    if (isAheadOf(existing.message, message)) continue
+    rows ??= window.rows.slice()
+    if (isShown(message, filter)) rows[at] = rowOf(message)
+    else rows.splice(at, 1)
+  }
+  return rows === undefined ? window : { ...window, rows }
+}
+
 export interface ChangeStamp {
   headSeq: number
   durable: boolean
@@ -254,19 +278,39 @@ export function applyMessages(
   stamp: ChangeStamp,
   filter: WindowFilter,
   owned?: WeakSet<readonly MessageRow[]>,
-): { window: TranscriptWindow; outside: readonly SessionMessage[] } {
+  appends: readonly TextAppend[] = [],
+): { window: TranscriptWindow; outside: readonly SessionMessage[]; mismatched: readonly number[] } {
   const headSeq = Math.max(window.headSeq, stamp.headSeq)
   const stale = stamp.durable ? stamp.headSeq <= window.syncedThrough : stamp.headSeq < window.syncedThrough
   const syncedThrough = stamp.durable ? Math.max(window.syncedThrough, stamp.headSeq) : window.syncedThrough
-  if (stale || messages.length === 0) {
+  if (stale || (messages.length === 0 && appends.length === 0)) {
     const next =
       headSeq === window.headSeq && syncedThrough === window.syncedThrough
         ? window
         : { ...window, headSeq, syncedThrough }
-    return { window: next, outside: [] }
+    return { window: next, outside: [], mismatched: [] }
   }
   let rows: MessageRow[] | undefined
+  const writable = (): MessageRow[] => {
+    if (rows === undefined) {
+      rows = owned?.has(window.rows) ? (window.rows as MessageRow[]) : window.rows.slice()
+      owned?.add(rows)
+    }
+    return rows
+  }
   const outside: SessionMessage[] = []
+  // Rows an append did not continue: the window holds another version; the view reads them again.
+  const mismatched: number[] = []
+  for (const append of appends) {
+    const current = rows ?? window.rows
+    const at = lowerBound(current, append.seq)
+    const existing = current[at]
+    // Not loaded here (outside the window, or filtered out): nothing to extend.
+    if (existing === undefined || existing.message.id !== append.id) continue
+    const next = applyTextAppend(existing.message, append)
+    if (next === undefined) mismatched.push(append.seq)
+    else if (next !== existing.message) writable()[at] = rowOf(next)
+  }
   for (const message of messages) {
     const current = rows ?? window.rows
     // Outside the known ranges (below the window, or in a gap): not ours to show until a page brings it.
@@ -281,13 +325,10 @@ export function applyMessages(
     if (present && existing.message === message) continue
     if (present && stamp.durable && isAheadOf(existing.message, message)) continue
     if (!present && !shown) continue
-    if (rows === undefined) {
-      rows = owned?.has(window.rows) ? (window.rows as MessageRow[]) : window.rows.slice()
-      owned?.add(rows)
-    }
-    if (present && shown) rows[at] = rowOf(message)
-    else if (present) rows.splice(at, 1)
-    else rows.splice(at, 0, rowOf(message))
+    const target = writable()
+    if (present && shown) target[at] = rowOf(message)
+    else if (present) target.splice(at, 1)
+    else target.splice(at, 0, rowOf(message))
   }
-  return { window: { ...window, rows: rows ?? window.rows, headSeq, syncedThrough }, outside }
+  return { window: { ...window, rows: rows ?? window.rows, headSeq, syncedThrough }, outside, mismatched }
 }

@@ -2,6 +2,7 @@
 export * from './live-projection'
 export * from './pending'
 export * from './projection'
+export * from './text-append'
 export * from './transcript'
 export * from './turn-outline'
 export * from './usage'

@@ -29,6 +29,7 @@ import {
   OutlineRequest,
   PageRequest,
   PromoteMode,
+  WatchOptions,
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
 import { type ConnectionOptions, openConnection } from '../store/connection'
@@ -454,16 +455,17 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     watch: guard(
       'watch',
-      async (sessionId, listener) => {
+      async (sessionId, listener, options) => {
         const id = sessionIdOf(sessionId)
         if (typeof listener !== 'function')
           throw new SessionlineError('invalid_input', 'watch needs a listener function')
+        const how = parseOrThrow(WatchOptions, options ?? {}, 'watch options')
         // Held from lookup to listener: no call on another session can evict the entry in between.
         return use(id, async (entry) => {
           // Subscribed within the call, before anything is awaited: a view sends its reads right
           // behind its watch, in one round trip, and each of them starts after this (`page` waits
           // for `opening`), so it sees at least the state the changes delivered here continue from.
-          const unsubscribe = entry.feed.add(listener)
+          const unsubscribe = entry.feed.add(listener, how)
           const opening = (async () => {
             await connection.ready()
             await load(entry)

@@ -4,7 +4,7 @@ import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
-import type { SessionMessage } from '../schema/messages'
+import type { SessionMessage, TextAppend } from '../schema/messages'
 import type { ConfigureRequest } from '../schema/provider'
 import type {
   EventsRequest,
@@ -13,6 +13,7 @@ import type {
   OutlineRequest,
   PageRequest,
   PromoteMode,
+  WatchOptions,
 } from '../schema/requests'
 import type { SearchHit, SearchOptions } from '../schema/search'
 import type {
@@ -54,6 +55,11 @@ export interface SessionChange {
   headSeq: number
   /** Transcript rows created or updated, ascending by seq (upsert by id). */
   rows: readonly SessionMessage[]
+  /**
+   * Only for a watcher that asked for `textAppends`: text streaming rows gained since the
+   * version this watcher last got (apply with `applyTextAppend`); those rows are not in `rows`.
+   */
+  appends?: readonly TextAppend[]
   /** Receipts created or changed (pending, edited, promoted, cancelled), by admission seq. */
   inputs: readonly InputReceipt[]
   /** Only the views that changed (identity gate); the outline as its changed suffix. */
@@ -97,7 +103,7 @@ export interface Engine {
    * chunks the range needs, so a rail's first screen costs the same at 100,000 turns as at 100.
    */
   outline(sessionId: string, request?: OutlineRequest): Promise<OutlineSlice>
-  watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe>
+  watch(sessionId: string, listener: ChangeListener, options?: WatchOptions): Promise<Unsubscribe>
 
   /** Runner: choose the built-in provider; `none` = host-driven. */
   configure(request: ConfigureRequest): Promise<void>

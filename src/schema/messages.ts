@@ -65,3 +65,20 @@ export const SessionMessage = z.strictObject({
   excludedFromContext: z.literal(true).optional(),
 })
 export type SessionMessage = z.infer<typeof SessionMessage>
+
+/**
+ * Text streamed onto a row a watcher already holds (`watch(…, { textAppends: true })`): `text`
+ * goes at the end of part `part` of row `id`, whose text was `from` characters long, or starts a
+ * new part of `type` when `part` is the row's part count (`from` 0). Nothing else of the row
+ * changed but `updatedAt`.
+ */
+export const TextAppend = z.strictObject({
+  id: Id,
+  seq: Seq,
+  part: z.number().int().nonnegative(),
+  type: z.enum(['text', 'reasoning']),
+  from: z.number().int().nonnegative(),
+  text: z.string(),
+  updatedAt: Timestamp,
+})
+export type TextAppend = z.infer<typeof TextAppend>

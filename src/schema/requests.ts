@@ -21,6 +21,16 @@ export const PageRequest = z.strictObject({
 })
 export type PageRequest = z.input<typeof PageRequest>
 
+/**
+ * How a watcher wants its changes. `textAppends`: a streaming row that only gained text since the
+ * version this watcher last got arrives as a `TextAppend` in `appends`, not whole in `rows`, so
+ * what crosses to the page grows with the answer, not with its square.
+ */
+export const WatchOptions = z.strictObject({
+  textAppends: z.boolean().default(false),
+})
+export type WatchOptions = z.input<typeof WatchOptions>
+
 export const LoadThroughRequest = z.strictObject({
   seq: z.number().int().nonnegative(),
   beforeSeq: Seq.optional(),

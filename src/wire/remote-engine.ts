@@ -12,6 +12,7 @@
 import * as Comlink from 'comlink'
 import type { ChangeListener, Engine, SessionChange, Unsubscribe } from '../engine/types'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
+import type { WatchOptions } from '../schema/requests'
 import { registerErrorTransfer } from './errors'
 import { registerGuardedProxies } from './guard'
 import { ENGINE_METHODS, type ExposedEngine, type Handshake, PROTOCOL_VERSION } from './protocol'
@@ -107,7 +108,11 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
     })
   }
 
-  async function watch(sessionId: string, listener: ChangeListener): Promise<Unsubscribe> {
+  async function watch(
+    sessionId: string,
+    listener: ChangeListener,
+    options?: WatchOptions,
+  ): Promise<Unsubscribe> {
     if (typeof listener !== 'function')
       throw new SessionlineError('invalid_input', 'watch needs a listener function')
     // The remote unsubscribe lands on the worker some time later, and pushes already on their
@@ -120,6 +125,7 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
       Comlink.proxy((change: SessionChange) => {
         if (!done) listener(change)
       }),
+      options,
     ) as unknown as Promise<Comlink.Remote<Unsubscribe>>
     const release = (remoteUnsubscribe: Comlink.Remote<Unsubscribe>) => {
       // The other side releases the listener's proxy; this side releases the unsubscribe's.
