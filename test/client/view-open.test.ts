@@ -10,6 +10,7 @@ import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { connect } from '../../src/client/connect'
+import { createSessionView, type ViewEngine } from '../../src/client/session-view'
 import type { TimelineSnapshot } from '../../src/client/types'
 import { createEngine } from '../../src/engine/engine'
 import type { Engine } from '../../src/engine/types'
@@ -111,5 +112,53 @@ describe('opening a view', () => {
       ),
       { numRuns: 60, seed: 20261201 },
     )
+  })
+})
+
+describe('a view taking streamed text as appends', () => {
+  test('reads a row again when an append does not continue the version it shows (a push it never got)', async () => {
+    const engine = engineOn(freshDbName('appends'), false)
+    try {
+      await engine.createSession({ id: 's' })
+      await engine.append('s', [
+        { type: 'turn/start', data: { turn: 1 } },
+        { type: 'step/start', data: { turn: 1, step: 1 } },
+        { type: 'assistant/start', data: { messageId: 'a', turn: 1, step: 1 } },
+        { type: 'assistant/delta', data: { messageId: 'a', text: 'one ' } },
+      ])
+      // The view's engine loses one push carrying appends, as a dropped message would.
+      let dropped = 0
+      const lossy: ViewEngine = {
+        ...engine,
+        watch: (sessionId, listener, options) =>
+          engine.watch(
+            sessionId,
+            (change) => {
+              if (change.appends?.length && dropped === 0) {
+                dropped++
+                return
+              }
+              listener(change)
+            },
+            options,
+          ),
+      }
+      const view = createSessionView(lossy, 's')
+      await until(view, (s) => s.status === 'ready')
+      const text = () => {
+        const row = view.getSnapshot().rows.find((r) => r.kind === 'message' && r.message.id === 'a')
+        const part = row?.kind === 'message' ? row.message.parts[0] : undefined
+        return part?.type === 'text' ? part.text : undefined
+      }
+      for (const word of ['two ', 'three ', 'four ']) {
+        await engine.append('s', [{ type: 'assistant/delta', data: { messageId: 'a', text: word } }])
+      }
+      expect(dropped).toBe(1)
+      // Still streaming (no settled row to heal it): the view read the row again.
+      await until(view, () => text() === 'one two three four ')
+      view.dispose()
+    } finally {
+      await engine.close()
+    }
   })
 })
