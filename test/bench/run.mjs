@@ -344,7 +344,7 @@ async function runInBrowser(report) {
         )
       ),
     )
-  if (!report.heapAvailable)
+  if (needsSeed && !report.heapAvailable)
     report.notes = ['(7b/7c) skipped: performance.memory or gc() is not available in this Chromium']
 }
 
