@@ -85,6 +85,25 @@ export function admitLikeEngine(db: RawDb, sessionId: string, id: string, text: 
   })
 }
 
+/**
+ * (1c) the same requests as an admit the engine guessed from its cache, issued at once as it
+ * issues them: read the session row and whether a row owns the id, add the receipt (an id taken
+ * would fail the add), write the session row; three tables, one round trip. The floor of that shape.
+ */
+export function admitAtOnce(db: RawDb, session: RawSession, id: string, text: string, at: number) {
+  return db.transaction('rw', db.sessions, db.inputs, db.messages, async () => {
+    const r = receipt(session.id, id, session.nextInputSeq, text, at)
+    session.nextInputSeq++
+    await Promise.all([
+      db.sessions.get(session.id),
+      db.messages.get(id),
+      db.inputs.add(r),
+      db.sessions.put({ ...session, updatedAt: at }),
+    ])
+    return r
+  })
+}
+
 /** (2) one append: the events and the rows they touched, and the session's head, in one transaction. */
 export function appendBatch(
   db: RawDb,

@@ -9,6 +9,7 @@ import type { BenchConfig } from './config'
 import { type BenchEnv, clock, DB, freshEngine, newSessionId } from './env'
 import { chunks, promptText, prose, Stamper, streamedTurnBody } from './fixtures'
 import {
+  admitAtOnce,
   admitLikeEngine,
   appendBatch,
   createRawSession,
@@ -57,6 +58,10 @@ async function benchAdmit(engine: Engine, raw: RawDb, cfg: BenchConfig): Promise
         const { id } = await createRawSession(raw, newSessionId('admit', rep), clock())
         return (i) => timed(() => admitLikeEngine(raw, id, `${id}-in${i}`, text(i), clock()))
       },
+      rawAtOnce: async (rep) => {
+        const session = await createRawSession(raw, newSessionId('admit', rep), clock())
+        return (i) => timed(() => admitAtOnce(raw, session, `${session.id}-in${i}`, text(i), clock()))
+      },
     },
     { reps: cfg.writeReps, steps: cfg.admitCalls, warmup: true },
   )
@@ -81,6 +86,16 @@ async function benchAdmit(engine: Engine, raw: RawDb, cfg: BenchConfig): Promise
       },
       figures.sessionline,
       figures.rawLikeEngine,
+    ),
+    compare(
+      {
+        id: 'admit-at-once-raw',
+        name: 'admit vs raw issuing its requests at once',
+        op: 'admit',
+        note: 'raw: get session + get row by id, add receipt + put session, all at once, one transaction (the shape of a guessed admit)',
+      },
+      figures.sessionline,
+      figures.rawAtOnce,
     ),
   ]
 }
