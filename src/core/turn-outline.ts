@@ -30,8 +30,8 @@ export interface OutlineOpenTurn {
   prompt: string | undefined
   /** A prefix (long enough for `clampResponse`) of the newest assistant text of the turn. */
   draft: string | undefined
-  /** The assistant message the draft was read from. */
-  draftMessageId?: string
+  /** The assistant message the draft was read from (absent in states stored before it was always set). */
+  draftMessageId?: string | undefined
 }
 
 export interface OutlineState {
@@ -43,50 +43,80 @@ export interface OutlineState {
 /** One more character than a preview reads, so a draft still knows it goes on past the scan. */
 const DRAFT_CHARS = PREVIEW_LIMITS.scanChars + 1
 
+/** `text` cut to `DRAFT_CHARS` (sliced only when longer: most drafts are short). */
+function draftOf(text: string): string {
+  return text.length > DRAFT_CHARS ? text.slice(0, DRAFT_CHARS) : text
+}
+
+// The constructors below are spelled out (no spread) and give every open turn the same shape:
+// they run for every streamed delta, and one shape keeps those steps monomorphic.
+const outlineState = (entries: OutlineState['entries'], open: OutlineOpenTurn | undefined): OutlineState => ({
+  entries,
+  open,
+})
+const openTurnOf = (
+  turn: number,
+  seq: number,
+  prompt: string | undefined,
+  draft: string | undefined,
+  draftMessageId: string | undefined,
+): OutlineOpenTurn => ({ turn, seq, prompt, draft, draftMessageId })
+
+/**
+ * The entry of the open turn with its prompt or response set. The open turn's entry is always
+ * one this fold appended (`openTurn`), so it has exactly these four fields.
+ */
+const entryOf = (last: TurnOutlineEntry, prompt: string, response: string): TurnOutlineEntry => ({
+  turn: last.turn,
+  seq: last.seq,
+  prompt,
+  response,
+})
+
 const lastTurn = (state: OutlineState) => lastItem(state.entries)?.turn ?? 0
 
 function openTurn(state: OutlineState, turn: number, seq: number): OutlineState {
   if (state.open !== undefined || turn <= lastTurn(state)) return state
-  return {
-    entries: appendItem(state.entries, { turn, seq, prompt: '', response: '' }),
-    open: { turn, seq, prompt: undefined, draft: undefined },
-  }
-}
-
-/** Replaces the open turn's entry (always the last one) when its text changed. */
-function withOpenEntry(
-  state: OutlineState,
-  open: OutlineOpenTurn | undefined,
-  patch: Partial<TurnOutlineEntry>,
-) {
-  const last = lastItem(state.entries)!
-  const changed = (Object.keys(patch) as (keyof TurnOutlineEntry)[]).some((key) => patch[key] !== last[key])
-  const entries = changed ? replaceLast(state.entries, { ...last, ...patch }) : state.entries
-  return { entries, open }
+  return outlineState(
+    appendItem(state.entries, { turn, seq, prompt: '', response: '' }),
+    openTurnOf(turn, seq, undefined, undefined, undefined),
+  )
 }
 
 function takePrompt(state: OutlineState, text: string): OutlineState {
   const open = state.open
   if (open === undefined || open.prompt !== undefined) return state
   const prompt = clampPrompt(text)
-  return withOpenEntry(state, { ...open, prompt }, { prompt })
+  const last = lastItem(state.entries)!
+  const entries =
+    prompt === last.prompt ? state.entries : replaceLast(state.entries, entryOf(last, prompt, last.response))
+  return outlineState(entries, openTurnOf(open.turn, open.seq, prompt, open.draft, open.draftMessageId))
 }
 
 function extendDraft(state: OutlineState, messageId: string, text: string): OutlineState {
   const open = state.open
   if (open === undefined || text === '') return state
   if (open.draftMessageId !== messageId)
-    return { ...state, open: { ...open, draft: text.slice(0, DRAFT_CHARS), draftMessageId: messageId } }
+    return outlineState(state.entries, openTurnOf(open.turn, open.seq, open.prompt, draftOf(text), messageId))
   const draft = open.draft ?? ''
   if (draft.length >= DRAFT_CHARS) return state // the preview is settled: nothing past the scan counts
-  return { ...state, open: { ...open, draft: (draft + text).slice(0, DRAFT_CHARS) } }
+  return outlineState(
+    state.entries,
+    openTurnOf(open.turn, open.seq, open.prompt, draftOf(draft + text), messageId),
+  )
 }
 
 function closeTurn(state: OutlineState, turn: number): OutlineState {
   const open = state.open
   if (open === undefined || open.turn !== turn) return state
-  if (open.draft === undefined) return { entries: state.entries, open: undefined }
-  return withOpenEntry(state, undefined, { response: clampResponse(open.draft) })
+  if (open.draft === undefined) return outlineState(state.entries, undefined)
+  const response = clampResponse(open.draft)
+  const last = lastItem(state.entries)!
+  const entries =
+    response === last.response
+      ? state.entries
+      : replaceLast(state.entries, entryOf(last, last.prompt, response))
+  return outlineState(entries, undefined)
 }
 
 export const turnOutline: Projection<OutlineState, readonly TurnOutlineEntry[]> = {
