@@ -18,7 +18,15 @@
  */
 import type { StoredEvent } from '../schema/events'
 import type { TurnOutlineEntry } from '../schema/session'
-import { appendItem, type ChunkedList, emptyList, lastItem, listItems, replaceLast } from './chunked-list'
+import {
+  type ChunkedList,
+  createTransientEdits,
+  emptyList,
+  type ListEdits,
+  lastItem,
+  listItems,
+  persistentEdits,
+} from './chunked-list'
 import { clampPrompt, clampResponse, PREVIEW_LIMITS } from './preview'
 import type { Projection } from './projection'
 
@@ -75,21 +83,23 @@ const entryOf = (last: TurnOutlineEntry, prompt: string, response: string): Turn
 
 const lastTurn = (state: OutlineState) => lastItem(state.entries)?.turn ?? 0
 
-function openTurn(state: OutlineState, turn: number, seq: number): OutlineState {
+function openTurn(state: OutlineState, turn: number, seq: number, edits: ListEdits): OutlineState {
   if (state.open !== undefined || turn <= lastTurn(state)) return state
   return outlineState(
-    appendItem(state.entries, { turn, seq, prompt: '', response: '' }),
+    edits.appendItem(state.entries, { turn, seq, prompt: '', response: '' }),
     openTurnOf(turn, seq, undefined, undefined, undefined),
   )
 }
 
-function takePrompt(state: OutlineState, text: string): OutlineState {
+function takePrompt(state: OutlineState, text: string, edits: ListEdits): OutlineState {
   const open = state.open
   if (open === undefined || open.prompt !== undefined) return state
   const prompt = clampPrompt(text)
   const last = lastItem(state.entries)!
   const entries =
-    prompt === last.prompt ? state.entries : replaceLast(state.entries, entryOf(last, prompt, last.response))
+    prompt === last.prompt
+      ? state.entries
+      : edits.replaceLast(state.entries, entryOf(last, prompt, last.response))
   return outlineState(entries, openTurnOf(open.turn, open.seq, prompt, open.draft, open.draftMessageId))
 }
 
@@ -106,7 +116,7 @@ function extendDraft(state: OutlineState, messageId: string, text: string): Outl
   )
 }
 
-function closeTurn(state: OutlineState, turn: number): OutlineState {
+function closeTurn(state: OutlineState, turn: number, edits: ListEdits): OutlineState {
   const open = state.open
   if (open === undefined || open.turn !== turn) return state
   if (open.draft === undefined) return outlineState(state.entries, undefined)
@@ -115,8 +125,24 @@ function closeTurn(state: OutlineState, turn: number): OutlineState {
   const entries =
     response === last.response
       ? state.entries
-      : replaceLast(state.entries, entryOf(last, last.prompt, response))
+      : edits.replaceLast(state.entries, entryOf(last, last.prompt, response))
   return outlineState(entries, undefined)
+}
+
+/** One step of the outline fold, changing lists through `edits`. */
+function applyOutline(state: OutlineState, event: StoredEvent, edits: ListEdits): OutlineState {
+  switch (event.type) {
+    case 'turn/start':
+      return openTurn(state, event.data.turn, event.seq, edits)
+    case 'user/message':
+      return event.data.source === 'user' ? takePrompt(state, event.data.text, edits) : state
+    case 'assistant/delta':
+      return event.data.text === undefined ? state : extendDraft(state, event.data.messageId, event.data.text)
+    case 'turn/end':
+      return closeTurn(state, event.data.turn, edits)
+    default:
+      return state
+  }
 }
 
 export const turnOutline: Projection<OutlineState, readonly TurnOutlineEntry[]> = {
@@ -124,21 +150,35 @@ export const turnOutline: Projection<OutlineState, readonly TurnOutlineEntry[]> 
   // 2: entries became a chunked list (1 kept a plain array, copied whole on every change).
   version: 2,
   init: () => ({ entries: emptyList(), open: undefined }),
-  apply(state, event: StoredEvent) {
-    switch (event.type) {
-      case 'turn/start':
-        return openTurn(state, event.data.turn, event.seq)
-      case 'user/message':
-        return event.data.source === 'user' ? takePrompt(state, event.data.text) : state
-      case 'assistant/delta':
-        return event.data.text === undefined
-          ? state
-          : extendDraft(state, event.data.messageId, event.data.text)
-      case 'turn/end':
-        return closeTurn(state, event.data.turn)
-      default:
-        return state
-    }
-  },
+  apply: (state, event) => applyOutline(state, event, persistentEdits),
   view: (state) => listItems(state.entries),
+}
+
+/**
+ * A transient replay of the outline fold: the same steps as `turnOutline.apply`, but the entry
+ * list's chunk array and last chunk, once this replay has copied them, are patched in place
+ * (core/chunked-list `createTransientEdits`). A persistent step copies the chunk array, which
+ * grows with the session, three times a turn; a replay copies it once per `state()`.
+ *
+ * Intermediate states are never handed out, so nobody can tell: `state()` is the state the pure
+ * fold ends with (the very state it was given when no event changed it), and what it was given is
+ * never touched. `state()` seals what it hands out: a later `add` copies again rather than patch it.
+ *
+ * @example
+ *   const replay = createOutlineReplay(state)
+ *   for (const event of batch) replay.add(event)
+ *   state = replay.state()
+ */
+export function createOutlineReplay(start: OutlineState) {
+  const edits = createTransientEdits()
+  let state = start
+  return {
+    add(event: StoredEvent): void {
+      state = applyOutline(state, event, edits)
+    },
+    state(): OutlineState {
+      edits.seal()
+      return state
+    },
+  }
 }
