@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { LIST_CHUNK } from '../../src/core/chunked-list'
+import { LIST_CHUNK, listOfChunks } from '../../src/core/chunked-list'
 import { foldEvents, initFolds } from '../../src/core/folds'
 import { createLiveProjection } from '../../src/core/live-projection'
 import { clampPrompt, clampResponse } from '../../src/core/preview'
@@ -415,6 +415,36 @@ describe('turn outline replayed transiently', () => {
       ),
       { seed: SEED + 5, numRuns: 15 },
     )
+  })
+
+  test('on a state whose earlier chunks are unloaded (a cold open) equals the pure fold and leaves them unloaded', () => {
+    const turns = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i): SessionEvent[] => {
+        const turn = from + i
+        return [
+          turnStart(turn),
+          prompt(`q${turn}`),
+          ...step(turn, 1),
+          say(turn, 1, `a${turn}`),
+          ...endStep(turn, 1),
+          turnEnd(turn),
+        ]
+      }).flat()
+    const head = stamp(turns(1, 2 * LIST_CHUNK + 10), 's')
+    const whole = replay(turnOutline, head)
+    // What the store hands back on a cold open: the last two chunks loaded, the others not.
+    const chunks = whole.entries.chunks.map((chunk, index, all) =>
+      index < all.length - 2 ? undefined : chunk,
+    )
+    const cold = deepFreeze({ entries: listOfChunks(chunks), open: whole.open })
+    const rest = stamp(turns(2 * LIST_CHUNK + 10, 3 * LIST_CHUNK + 20), 's', head.length + 1)
+    const replayed = createOutlineReplay(cold)
+    for (const event of rest) replayed.add(event)
+    const next = replayed.state()
+    expect(next).toEqual(replay(turnOutline, rest, cold))
+    expect(next.entries.chunks[0]).toBeUndefined()
+    expect(next.entries.chunks.slice(1).every((chunk) => chunk !== undefined)).toBe(true)
+    expect(next.entries.length).toBe(3 * LIST_CHUNK + 19)
   })
 
   test('foldEvents in random batches keeps the outline the pure fold keeps', () => {
