@@ -6,6 +6,7 @@
  *
  * Every chunk but the last is full, and a chunk is never mutated once a list holds it: two lists
  * share every chunk that is `===`, which is how the store writes only the chunks that changed.
+ * (A replay may edit its own copies in place, `createTransientEdits`, until it hands them out.)
  * A list is plain data (structured-cloneable), so it is stored and sent as it is.
  *
  * A list read back from the store may leave chunks unloaded (`undefined`): a cold open reads only
@@ -151,4 +152,67 @@ export function listItems<T>(list: ChunkedList<T>): readonly T[] {
     flattened.set(list, items)
   }
   return items
+}
+
+/** How a fold changes a list: `persistentEdits`, or a replay's `createTransientEdits`. */
+export interface ListEdits {
+  appendItem<T>(list: ChunkedList<T>, item: T): ChunkedList<T>
+  replaceLast<T>(list: ChunkedList<T>, item: T): ChunkedList<T>
+}
+
+/** The persistent edits: every result is a new list that shares all but its last chunk. */
+export const persistentEdits: ListEdits = { appendItem, replaceLast }
+
+/**
+ * Transient edits for one replay: the first change to a list copies its chunk array and last
+ * chunk, as `appendItem` / `replaceLast` do, and later changes to lists these edits returned
+ * patch those copies in place. So a replay of a long log copies the chunk array once per batch,
+ * not on every change (which costs more the longer the list).
+ *
+ * The lists these edits return share their arrays, so only the newest one is valid, and only until
+ * the next edit: a replay must read nothing but its latest state, and call `seal` before it hands
+ * a list out. After `seal` no array it made is patched again (the next change copies afresh), so
+ * what was handed out stays as it was, and what the edits were given is never touched at all.
+ */
+export function createTransientEdits(): ListEdits & { seal(): void } {
+  let own = new WeakSet<object>()
+  function ownChunks<T>(list: ChunkedList<T>): ListChunk<T>[] {
+    if (own.has(list.chunks)) return list.chunks as ListChunk<T>[]
+    const chunks = list.chunks.slice()
+    own.add(chunks)
+    return chunks
+  }
+  /** Marks `items` (a new chunk) as these edits' own, to patch in place until `seal`. */
+  function fresh<T>(items: T[]): T[] {
+    own.add(items)
+    return items
+  }
+  return {
+    appendItem<T>(list: ChunkedList<T>, item: T): ChunkedList<T> {
+      const chunks = ownChunks(list)
+      const at = chunks.length - 1
+      const last = chunks[at]
+      if (last === undefined || last.length === LIST_CHUNK) chunks.push(fresh([item]))
+      else if (own.has(last) && last.length < LIST_CHUNK - 1) (last as T[]).push(item)
+      // Copying the chunk that becomes full leaves no spare capacity from the pushes behind.
+      else chunks[at] = fresh([...last, item])
+      return { $list: 1, length: list.length + 1, chunks }
+    },
+    replaceLast<T>(list: ChunkedList<T>, item: T): ChunkedList<T> {
+      if (list.chunks.length === 0) return list
+      const chunks = ownChunks(list)
+      const at = chunks.length - 1
+      const last = chunks[at]!
+      if (own.has(last)) (last as T[])[last.length - 1] = item
+      else {
+        const copy = fresh(last.slice())
+        copy[copy.length - 1] = item
+        chunks[at] = copy
+      }
+      return { $list: 1, length: list.length, chunks }
+    },
+    seal() {
+      own = new WeakSet()
+    },
+  }
 }

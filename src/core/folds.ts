@@ -15,7 +15,7 @@ import {
   type TurnState,
   transcript,
 } from './transcript'
-import { type OutlineState, turnOutline } from './turn-outline'
+import { createOutlineReplay, type OutlineState, turnOutline } from './turn-outline'
 import { type UsageState, usage } from './usage'
 
 export interface Folds {
@@ -47,23 +47,25 @@ export interface Folded {
 
 /**
  * Folds events one at a time; `transcript` is the fold state the next event must follow. The
- * transcript is replayed transiently (a delta extends in place a row this folder made), which
- * nobody can observe: the folder hands out its rows and states only in `result`, once.
+ * transcript and the outline are replayed transiently (a delta extends in place a row this
+ * folder made; the outline's chunk array is copied once, not on every change), which nobody can
+ * observe: the folder hands out its rows and states only in `result`, once.
  */
 function createFolder(folds: Folds) {
-  let o = folds.turnOutline
   let u = folds.usage
   const rows = new Map<string, SessionMessage>()
   const replay = createTranscriptReplay(folds.transcript, (row) => rows.set(row.id, row))
+  const outline = createOutlineReplay(folds.turnOutline)
   return {
     transcript: replay.state,
     add(event: StoredEvent) {
       replay.add(event)
-      o = turnOutline.apply(o, event)
+      outline.add(event)
       u = usage.apply(u, event)
     },
     result(): Folded {
       const t = replay.state()
+      const o = outline.state()
       const unchanged = t === folds.transcript && o === folds.turnOutline && u === folds.usage
       return {
         folds: unchanged ? folds : { transcript: t, turnOutline: o, usage: u },

@@ -1,9 +1,11 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
+import { LIST_CHUNK, listOfChunks } from '../../src/core/chunked-list'
+import { foldEvents, initFolds } from '../../src/core/folds'
 import { createLiveProjection } from '../../src/core/live-projection'
 import { clampPrompt, clampResponse } from '../../src/core/preview'
 import { replay } from '../../src/core/projection'
-import { type OutlineState, turnOutline } from '../../src/core/turn-outline'
+import { createOutlineReplay, type OutlineState, turnOutline } from '../../src/core/turn-outline'
 import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import { TurnOutlineEntry } from '../../src/schema/session'
 import { arbSessionLog, stamp } from '../support/arb-log'
@@ -318,6 +320,148 @@ describe('turn outline on generated logs', () => {
         expect(replay(turnOutline, events.slice(split), cached)).toEqual(replay(turnOutline, events))
       }),
       { seed: SEED + 2, numRuns: 500 },
+    )
+  })
+})
+
+/** Freezes a state and every array and entry in it, so that patching any of them throws. */
+function deepFreeze(state: OutlineState): OutlineState {
+  for (const chunk of state.entries.chunks) {
+    for (const entry of chunk ?? []) Object.freeze(entry)
+    Object.freeze(chunk)
+  }
+  Object.freeze(state.entries.chunks)
+  Object.freeze(state.entries)
+  if (state.open) Object.freeze(state.open)
+  return Object.freeze(state)
+}
+
+/** `events` cut at the given points (taken modulo its length). */
+function batchesOf(events: readonly StoredEvent[], cuts: readonly number[]): StoredEvent[][] {
+  const bounds = [...new Set(cuts.map((c) => c % (events.length + 1)))].sort((a, b) => a - b)
+  const batches: StoredEvent[][] = []
+  let from = 0
+  for (const to of [...bounds, events.length]) {
+    batches.push(events.slice(from, to))
+    from = to
+  }
+  return batches
+}
+
+/**
+ * Replays `events` in `batches` with `createOutlineReplay`, also reading the state once in the
+ * middle of a batch (`peeks`), and checks each batch against the pure fold from the same state.
+ * Every state given or handed out is frozen, so a patch of one throws, and compared at the end
+ * with a copy taken when it was handed out.
+ */
+function checkTransientReplay(events: readonly StoredEvent[], cuts: number[], peeks: number[]) {
+  let state = deepFreeze(turnOutline.init())
+  const handedOut: Array<{ value: OutlineState; before: OutlineState }> = []
+  for (const [index, batch] of batchesOf(events, cuts).entries()) {
+    const pure = replay(turnOutline, batch, state)
+    const replayed = createOutlineReplay(state)
+    const peekAt = batch.length === 0 ? -1 : (peeks[index] ?? 0) % batch.length
+    batch.forEach((event, at) => {
+      replayed.add(event)
+      if (at === peekAt) {
+        const peeked = deepFreeze(replayed.state())
+        expect(peeked).toEqual(replay(turnOutline, batch.slice(0, at + 1), state))
+        handedOut.push({ value: peeked, before: structuredClone(peeked) })
+      }
+    })
+    const next = replayed.state()
+    expect(next).toEqual(pure)
+    // The identity gate: a batch that changes nothing hands back the very state it was given.
+    expect(next === state).toBe(pure === state)
+    expect(turnOutline.view(next)).toEqual(turnOutline.view(pure))
+    state = deepFreeze(next)
+    handedOut.push({ value: state, before: structuredClone(state) })
+  }
+  for (const { value, before } of handedOut) expect(value).toEqual(before)
+  expect(state).toEqual(replay(turnOutline, events))
+}
+
+describe('turn outline replayed transiently', () => {
+  test('in random batches, read mid-batch too, equals the pure fold and never changes a state it was given or handed out', () => {
+    fc.assert(
+      fc.property(
+        arbSessionLog(),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.array(fc.nat(), { maxLength: 7 }),
+        (log, cuts, peeks) => checkTransientReplay(stamp(log, 's'), cuts, peeks),
+      ),
+      { seed: SEED + 4, numRuns: 500 },
+    )
+  })
+
+  test('over logs of more than two chunks of turns equals the pure fold, batch by batch', () => {
+    fc.assert(
+      fc.property(
+        arbSessionLog({
+          minTurns: LIST_CHUNK + 1,
+          maxTurns: 3 * LIST_CHUNK,
+          maxSteps: 1,
+          maxMessages: 1,
+          maxChunks: 2,
+          maxTools: 0,
+        }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 9 }),
+        (log, cuts, peeks) => {
+          const events = stamp(log, 's')
+          expect(turnOutline.view(replay(turnOutline, events)).length).toBeGreaterThan(LIST_CHUNK)
+          checkTransientReplay(events, cuts, peeks)
+        },
+      ),
+      { seed: SEED + 5, numRuns: 15 },
+    )
+  })
+
+  test('on a state whose earlier chunks are unloaded (a cold open) equals the pure fold and leaves them unloaded', () => {
+    const turns = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i): SessionEvent[] => {
+        const turn = from + i
+        return [
+          turnStart(turn),
+          prompt(`q${turn}`),
+          ...step(turn, 1),
+          say(turn, 1, `a${turn}`),
+          ...endStep(turn, 1),
+          turnEnd(turn),
+        ]
+      }).flat()
+    const head = stamp(turns(1, 2 * LIST_CHUNK + 10), 's')
+    const whole = replay(turnOutline, head)
+    // What the store hands back on a cold open: the last two chunks loaded, the others not.
+    const chunks = whole.entries.chunks.map((chunk, index, all) =>
+      index < all.length - 2 ? undefined : chunk,
+    )
+    const cold = deepFreeze({ entries: listOfChunks(chunks), open: whole.open })
+    const rest = stamp(turns(2 * LIST_CHUNK + 10, 3 * LIST_CHUNK + 20), 's', head.length + 1)
+    const replayed = createOutlineReplay(cold)
+    for (const event of rest) replayed.add(event)
+    const next = replayed.state()
+    expect(next).toEqual(replay(turnOutline, rest, cold))
+    expect(next.entries.chunks[0]).toBeUndefined()
+    expect(next.entries.chunks.slice(1).every((chunk) => chunk !== undefined)).toBe(true)
+    expect(next.entries.length).toBe(3 * LIST_CHUNK + 19)
+  })
+
+  test('foldEvents in random batches keeps the outline the pure fold keeps', () => {
+    fc.assert(
+      fc.property(arbSessionLog(), fc.array(fc.nat(), { maxLength: 6 }), (log, cuts) => {
+        const events = stamp(log, 's')
+        let folds = initFolds()
+        for (const batch of batchesOf(events, cuts)) {
+          const before = deepFreeze(folds.turnOutline)
+          const pure = replay(turnOutline, batch, before)
+          folds = foldEvents(folds, batch).folds
+          expect(folds.turnOutline).toEqual(pure)
+          expect(folds.turnOutline === before).toBe(pure === before)
+        }
+        expect(folds.turnOutline).toEqual(replay(turnOutline, events))
+      }),
+      { seed: SEED + 6, numRuns: 300 },
     )
   })
 })

@@ -8,13 +8,16 @@
  *
  * Each figure is the median of several timed replays after warm-up replays (the first replays
  * of a short log measure the JIT, not the fold); a short log is replayed several times per
- * sample so that every sample folds at least ~1M events. Time is this process's CPU time (user +
+ * sample so that every sample folds at least ~1M events. Every fold and size is warmed up before
+ * any is timed, and their samples are interleaved (one of each in turn), so that neither the
+ * first figure (measured while the heap is still growing to its working size) nor a spell of
+ * load on a shared machine falls on one figure alone. Time is this process's CPU time (user +
  * system, collector threads included), not wall time: the figure is events per CPU-second, which
  * a machine shared with other work does not distort the way it distorts a stopwatch.
  */
 import { writeFileSync } from 'node:fs'
 import { createTranscriptReplay, initTranscript } from '../../../src/core/transcript'
-import { turnOutline } from '../../../src/core/turn-outline'
+import { createOutlineReplay, turnOutline } from '../../../src/core/turn-outline'
 import type { StoredEvent } from '../../../src/schema/events'
 
 /**
@@ -52,6 +55,10 @@ function transcriptFold(): Fold {
   }
 }
 
+/**
+ * The outline fold as `foldEvents` runs it: a transient replay per batch (core/turn-outline
+ * `createOutlineReplay`), whose states equal the pure fold's.
+ */
 function outlineFold(): Fold {
   let state = turnOutline.init()
   return {
@@ -59,7 +66,9 @@ function outlineFold(): Fold {
       state = turnOutline.init()
     },
     add(batch) {
-      for (const event of batch) state = turnOutline.apply(state, event)
+      const replay = createOutlineReplay(state)
+      for (const event of batch) replay.add(event)
+      state = replay.state()
     },
     end: () => turnOutline.view(state).length,
   }
@@ -119,35 +128,23 @@ const cpuSeconds = (since: NodeJS.CpuUsage) => {
 }
 
 /**
- * Events per CPU-second of `fold` over a log of `turns` turns: the median of `samples` samples,
- * each a whole replay (a short log replayed until ~1M events), timing the fold and not the
- * generation of its batches.
+ * One sample of `fold` over a log of `turns` turns: events per CPU-second of a whole replay (a
+ * short log replayed until ~1M events), timing the fold and not the generation of its batches.
  */
-function throughput(fold: Fold, turns: number, samples: number): { value: number; events: number } {
-  let events = 0
-  const sample = () => {
-    let spent = 0
-    let folded = 0
-    while (folded < 1_000_000) {
-      fold.start()
-      for (const batch of generatedLog(turns)) {
-        const started = process.cpuUsage()
-        fold.add(batch)
-        spent += cpuSeconds(started)
-        folded += batch.length
-      }
-      if (fold.end() < 0) throw new Error('unreachable')
+function sample(fold: Fold, turns: number): { rate: number; events: number } {
+  let spent = 0
+  let folded = 0
+  while (folded < 1_000_000) {
+    fold.start()
+    for (const batch of generatedLog(turns)) {
+      const started = process.cpuUsage()
+      fold.add(batch)
+      spent += cpuSeconds(started)
+      folded += batch.length
     }
-    events = folded
-    return folded / spent
+    if (fold.end() < 0) throw new Error('unreachable')
   }
-  for (let w = 0; w < 2; w++) sample()
-  const rates: number[] = []
-  for (let s = 0; s < samples; s++) {
-    gc?.()
-    rates.push(sample())
-  }
-  return { value: median(rates), events }
+  return { rate: folded / spent, events: folded }
 }
 
 export interface FoldFigure {
@@ -161,23 +158,35 @@ export interface FoldFigure {
   atLeast: number
 }
 
+/** The median of `samples` samples of every fold at every size, interleaved, after two warm-ups of each. */
 export function measureFolds(turnCounts: readonly number[], samples = 5): FoldFigure[] {
-  const figures: FoldFigure[] = []
-  for (const turns of turnCounts) {
-    for (const [name, makeFold] of Object.entries(FOLDS)) {
-      const { value, events } = throughput(makeFold(), turns, samples)
-      figures.push({
-        id: `fold-${name}-${turns}`,
-        name: `${name} fold, replay of ${turns.toLocaleString('en')} turns`,
-        turns,
-        events,
-        value: Math.round(value),
-        unit: 'events/s',
-        atLeast: 1_000_000,
-      })
+  const cases = turnCounts.flatMap((turns) =>
+    Object.entries(FOLDS).map(([name, makeFold]) => ({
+      name,
+      turns,
+      fold: makeFold(),
+      rates: [] as number[],
+      events: 0,
+    })),
+  )
+  for (let w = 0; w < 2; w++) for (const c of cases) sample(c.fold, c.turns)
+  for (let s = 0; s < samples; s++) {
+    for (const c of cases) {
+      gc?.()
+      const { rate, events } = sample(c.fold, c.turns)
+      c.rates.push(rate)
+      c.events = events
     }
   }
-  return figures
+  return cases.map((c) => ({
+    id: `fold-${c.name}-${c.turns}`,
+    name: `${c.name} fold, replay of ${c.turns.toLocaleString('en')} turns`,
+    turns: c.turns,
+    events: c.events,
+    value: Math.round(median(c.rates)),
+    unit: 'events/s',
+    atLeast: 1_000_000,
+  }))
 }
 
 const [out, request] = process.argv.slice(2)
