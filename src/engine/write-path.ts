@@ -292,27 +292,7 @@ export function createWritePath({
           : scope === 'inbox'
             ? await cache.inboxInTx(sessionId, row, current)
             : await cache.snapshotInTx(sessionId, row)
-      let state = base
-      const touched = new Set<string>()
-      const outcomes: Outcome[] = []
-      const plans: Planned<unknown>[] = []
-      for (const [i, item] of batch.entries()) {
-        if (item.spec.keys?.some((key) => touched.has(key))) break
-        let planned: Planned<unknown>
-        try {
-          planned = plan(state, item.spec.command(facts[i]))
-        } catch (error) {
-          if (!isSessionlineError(error)) throw error
-          outcomes.push({ error })
-          continue
-        }
-        outcomes.push({ planned })
-        if (!planned.next) continue
-        plans.push(planned)
-        state = planned.next
-        for (const receipt of planned.decision.receipts) touched.add(receipt.id)
-        for (const id of planned.decision.createdRowIds) touched.add(id)
-      }
+      const { state, outcomes, plans } = planInOrder(base, batch, (_, i) => ({ facts: facts[i] }), 'answer')!
       if (plans.length > 0) await persistAll(sessionId, base, state, plans)
       return { base, state, plans, outcomes, complete: base === current || scope === 'log' }
     })
@@ -334,30 +314,20 @@ export function createWritePath({
     batch: readonly Queued[],
   ): Promise<{ outcomes: Outcome[] } | undefined> {
     const sessionId = entry.id
-    let state = cached
-    const touched = new Set<string>()
-    const outcomes: Outcome[] = []
-    const plans: Planned<unknown>[] = []
     const checks: { expected: Expectation<unknown>; spec: AnySpec }[] = []
-    for (const item of batch) {
-      if (item.spec.keys?.some((key) => touched.has(key))) break
-      const expected = item.spec.expect?.(state)
-      if (!expected) return undefined
-      let planned: Planned<unknown>
-      try {
-        planned = plan(state, item.spec.command(expected.facts))
-      } catch (error) {
-        if (!isSessionlineError(error)) throw error
-        return undefined
-      }
-      outcomes.push({ planned })
-      checks.push({ expected, spec: item.spec })
-      if (!planned.next) continue
-      plans.push(planned)
-      state = planned.next
-      for (const receipt of planned.decision.receipts) touched.add(receipt.id)
-      for (const id of planned.decision.createdRowIds) touched.add(id)
-    }
+    const guessed = planInOrder(
+      cached,
+      batch,
+      (item, _, state) => {
+        const expected = item.spec.expect?.(state)
+        if (!expected) return undefined
+        checks.push({ expected, spec: item.spec })
+        return { facts: expected.facts }
+      },
+      'give up',
+    )
+    if (!guessed) return undefined
+    const { state, outcomes, plans } = guessed
     const scope = batch.every((item) => item.spec.scope === 'inbox') ? 'inbox' : 'log'
     const transaction = scope === 'inbox' ? inInboxWrite : inWrite
     const held = await transaction(db, async () => {
@@ -381,6 +351,46 @@ export function createWritePath({
     if (!held) return undefined
     if (plans.length > 0) published(entry, cached, { decision: merged(plans), next: state }, true)
     return { outcomes }
+  }
+
+  /**
+   * Decides the writes of `batch` in order, each on the state the previous ones left and on the
+   * facts `factsOf` gives it, and stops before the first whose `keys` an earlier one touched (its
+   * facts were read before that write). A refusal is that write's outcome (`answer`), or ends
+   * the planning with nothing (`give up`: a guess never answers a refusal), as does a write
+   * `factsOf` has no facts for.
+   */
+  function planInOrder(
+    base: Snapshot,
+    batch: readonly Queued[],
+    factsOf: (item: Queued, index: number, state: Snapshot) => { facts: unknown } | undefined,
+    refusal: 'answer' | 'give up',
+  ): { state: Snapshot; outcomes: Outcome[]; plans: Planned<unknown>[] } | undefined {
+    let state = base
+    const touched = new Set<string>()
+    const outcomes: Outcome[] = []
+    const plans: Planned<unknown>[] = []
+    for (const [i, item] of batch.entries()) {
+      if (item.spec.keys?.some((key) => touched.has(key))) break
+      const given = factsOf(item, i, state)
+      if (!given) return undefined
+      let planned: Planned<unknown>
+      try {
+        planned = plan(state, item.spec.command(given.facts))
+      } catch (error) {
+        if (!isSessionlineError(error)) throw error
+        if (refusal === 'give up') return undefined
+        outcomes.push({ error })
+        continue
+      }
+      outcomes.push({ planned })
+      if (!planned.next) continue
+      plans.push(planned)
+      state = planned.next
+      for (const receipt of planned.decision.receipts) touched.add(receipt.id)
+      for (const id of planned.decision.createdRowIds) touched.add(id)
+    }
+    return { state, outcomes, plans }
   }
 
   /** Decides `command` on `base` now; throws the refusal. */
