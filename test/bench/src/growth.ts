@@ -1,16 +1,23 @@
 /**
  * Growth with session length (`--huge`): the cold open, admit, appending a turn and loadThrough
  * on one session grown to each of `growthSizes` turns in turn (1,000, 10,000, 100,000), each
- * figure against the same one at the smallest size, and beside it raw Dexie doing the same reads
- * and writes on a database grown to the same turns, events and rows: so IndexedDB's own growth
- * on a larger store can be told apart from ours.
+ * figure against a session of the smallest size measured beside it, and raw Dexie doing the same
+ * reads and writes on the same sessions in a database of its own: so IndexedDB's own growth can
+ * be told apart from ours, and the machine's load from either.
  *
- * The session is seeded through the engine's own `append` (whole turns, `seedTurnsPerWrite` per
- * call), so its projections are the ones the engine builds, never a hand-made copy; the raw side
- * gets the same events and rows (stamped and folded outside the timing) in bulk transactions.
- * Each size's seeding engine is closed before measuring: what it still had to do in the
- * background (writing the search index of the turns just seeded) is seeding, not the next
- * measurement. The measuring engine's first write brings the session's search index into
+ * Four subjects per size, interleaved operation by operation (the first rotating): sessionline's
+ * grown session and a fresh reference session of the smallest size in the same database, and
+ * raw Dexie's two copies of them. Sizes are minutes apart (seeding 100,000 turns takes ten), and
+ * on a shared machine the load moves by 2× in that time: a figure against the smallest size
+ * measured minutes earlier is as much the load as the session, one against a reference measured
+ * in the same seconds is the session's growth alone.
+ *
+ * Sessions are seeded through the engine's own `append` (whole turns, `seedTurnsPerWrite` per
+ * call), so their projections are the ones the engine builds, never a hand-made copy; the raw
+ * side gets the same events and rows (stamped and folded outside the timing) in bulk
+ * transactions. Each size's seeding engine is closed before measuring: what it still had to do
+ * in the background (writing the search index of the turns just seeded) is seeding, not the next
+ * measurement. The measuring engine's first write brings each session's search index into
  * memory (as any engine's first commit to a session does); that one-off load is waited for
  * (a search) in the untimed warm-up and reported in the note, not spread over the timed reps.
  * loadThrough pages back to the 2,000th newest row as it is at each repetition, so every
@@ -34,18 +41,19 @@ import {
 import { coldOpen } from './seed'
 import { type Comparison, compare, type Figure, figure, timed } from './stats'
 
-/** The two databases grown, and the one session in each. */
+/** The two databases grown, and the grown session in each. */
 export const GROWTH_DB = { sessionline: 'bench-growth', raw: 'bench-growth-raw' } as const
 export const GROWTH_SESSION = 'growth'
 const DB_NAME = GROWTH_DB.sessionline
 const RAW_DB_NAME = GROWTH_DB.raw
-const SESSION = GROWTH_SESSION
 const ADMITS = 50
 const TURNS_APPENDED = 20
 const REPS = 7
 
 type Metric = 'cold-open-outline' | 'admit' | 'append-turn' | 'loadThrough'
 type SideName = 'sessionline' | 'raw'
+type SubjectName = 'sessionline' | 'sessionline-ref' | 'raw' | 'raw-ref'
+const SUBJECTS: SubjectName[] = ['sessionline', 'sessionline-ref', 'raw', 'raw-ref']
 type Figures = Record<Metric, Figure>
 
 const METRICS: Metric[] = ['cold-open-outline', 'admit', 'append-turn', 'loadThrough']
@@ -73,259 +81,289 @@ const WHAT: Record<Metric, { name: string; op: string; raw: string }> = {
   },
 }
 
-/** Both sides in the order they go at step `i` (the first rotates, as in measureSides). */
-const order = (i: number): SideName[] => (i % 2 === 0 ? ['sessionline', 'raw'] : ['raw', 'sessionline'])
+/** The subjects in the order they go at step `i`: the first rotates, as in measureSides. */
+const order = (i: number): SubjectName[] => SUBJECTS.map((_, k) => SUBJECTS[(i + k) % SUBJECTS.length]!)
+
+/** One session of one side: its id, the prefix of its ids, and how many turns it has. */
+class Session {
+  turns = 0
+  /** Raw only: stamps events and folds rows as the engine would. */
+  readonly stamper: Stamper
+  private admitted = 0
+  constructor(
+    readonly side: SideName,
+    readonly id: string,
+    readonly idPrefix: string,
+  ) {
+    this.stamper = new Stamper(id, 2)
+  }
+
+  nextInputId(): string {
+    return `${this.idPrefix}note-${++this.admitted}`
+  }
+}
 
 /** The seq of the `n`-th newest row (paging back through the public API). */
-async function seqOfNthNewest(engine: Engine, n: number): Promise<number> {
+async function seqOfNthNewest(engine: Engine, sessionId: string, n: number): Promise<number> {
   let before: number | undefined
   for (let left = n; left > 0; ) {
     const limit = Math.min(left, 1000)
-    const page = await engine.page(SESSION, { limit, beforeSeq: before })
-    if (page.messages.length < limit) throw new Error(`the growth session has fewer than ${n} rows`)
+    const page = await engine.page(sessionId, { limit, beforeSeq: before })
+    if (page.messages.length < limit) throw new Error(`${sessionId} has fewer than ${n} rows`)
     before = page.baseSeq
     left -= limit
   }
   return before ?? 0
 }
 
-async function rawSeqOfNthNewest(db: RawDb, n: number): Promise<number> {
-  const rows = await rowsBelow(db, SESSION, n)
-  if (rows.length < n) throw new Error(`the raw growth session has fewer than ${n} rows`)
+async function rawSeqOfNthNewest(db: RawDb, sessionId: string, n: number): Promise<number> {
+  const rows = await rowsBelow(db, sessionId, n)
+  if (rows.length < n) throw new Error(`raw ${sessionId} has fewer than ${n} rows`)
   return rows[0]!.seq
 }
 
-/** The raw side's session: its own database, events and rows stamped as the engine stamps them. */
-class RawSide {
-  private stamper = new Stamper(SESSION, 2)
-  turns = 0
-  private admitted = 0
-
-  static async create(env: BenchEnv): Promise<RawSide> {
-    const db = await freshRaw(RAW_DB_NAME, env.dexie)
-    await createRawSession(db, SESSION, clock())
-    db.close()
-    return new RawSide(env)
-  }
-
-  private constructor(private env: BenchEnv) {}
-
-  open(): RawDb {
-    return openRaw(RAW_DB_NAME, this.env.dexie)
-  }
-
-  /** Grows the session to `size` turns, `perWrite` turns per transaction; answers ms per turn. */
-  async seed(size: number, perWrite: number): Promise<number> {
-    const db = this.open()
-    const seeded = this.turns
-    let ms = 0
-    try {
-      while (this.turns < size) {
-        const last = Math.min(size, this.turns + perWrite)
-        const at = clock()
-        const batch = this.stamper.stamp(seededTurns(this.turns + 1, last), at)
-        ms += await timed(() => appendBatch(db, SESSION, batch.events, batch.rows, at))
-        this.turns = last
-      }
-    } finally {
-      db.close()
-    }
-    return ms / Math.max(1, size - seeded)
-  }
-
-  /** The next turn's events and rows, prepared outside the timing; `write` appends them. */
-  nextTurn(db: RawDb): () => Promise<unknown> {
-    const at = clock()
-    const batch = this.stamper.stamp(seededTurn(++this.turns), at)
-    return () => appendBatch(db, SESSION, batch.events, batch.rows, at)
-  }
-
-  nextInputId(size: number): string {
-    return `raw-${size}-${++this.admitted}`
+/** Grows `session` to `size` turns through the engine, `perWrite` turns per append. */
+async function seedSessionline(engine: Engine, session: Session, size: number, perWrite: number) {
+  if (session.turns === 0) await engine.createSession({ id: session.id, title: session.id })
+  while (session.turns < size) {
+    const last = Math.min(size, session.turns + perWrite)
+    await engine.append(session.id, seededTurns(session.turns + 1, last, session.idPrefix))
+    session.turns = last
   }
 }
 
-/** A cold open, timed: a new engine (or connection) reading the first screen; closing is not timed. */
-async function coldOpenOf(env: BenchEnv, cfg: BenchConfig, side: SideName, raw: RawSide): Promise<number> {
-  if (side === 'raw') {
-    const t0 = performance.now()
-    const db = raw.open()
-    const rows = await rowsBelow(db, SESSION, cfg.tailLimit)
-    const ms = performance.now() - t0
-    db.close()
-    if (rows.length !== cfg.tailLimit) throw new Error('short raw tail')
-    return ms
+/** Grows the raw copy of a session to `size` turns, `perWrite` turns per transaction; answers the ms. */
+async function seedRaw(db: RawDb, session: Session, size: number, perWrite: number): Promise<number> {
+  if (session.turns === 0) await createRawSession(db, session.id, clock())
+  let ms = 0
+  while (session.turns < size) {
+    const last = Math.min(size, session.turns + perWrite)
+    const at = clock()
+    const batch = session.stamper.stamp(seededTurns(session.turns + 1, last, session.idPrefix), at)
+    ms += await timed(() => appendBatch(db, session.id, batch.events, batch.rows, at))
+    session.turns = last
   }
-  const t0 = performance.now()
-  const engine = createEngine({ ...env.engine, dbName: DB_NAME })
-  await coldOpen(engine, cfg.tailLimit, SESSION)
-  const ms = performance.now() - t0
-  await engine.close()
   return ms
 }
 
 interface Measured {
-  figures: Record<SideName, Figures>
-  /** How long the measuring engine took to bring the session's search index into memory, untimed. */
+  figures: Record<SubjectName, Figures>
+  /** How long the measuring engine took to bring both sessions' search indexes into memory, untimed. */
   indexLoadMs: number
 }
 
-async function measure(
-  env: BenchEnv,
-  cfg: BenchConfig,
-  raw: RawSide,
-  nextTurn: () => number,
-): Promise<Measured> {
-  const times = {
-    sessionline: {
-      cold: [] as number[],
-      admit: [] as number[],
-      append: [] as number[],
-      load: [] as number[],
-    },
-    raw: { cold: [] as number[], admit: [] as number[], append: [] as number[], load: [] as number[] },
+type Subjects = Record<SubjectName, Session>
+
+async function measure(env: BenchEnv, cfg: BenchConfig, subjects: Subjects): Promise<Measured> {
+  const blank = () => ({
+    cold: [] as number[],
+    admit: [] as number[],
+    append: [] as number[],
+    load: [] as number[],
+  })
+  const times = Object.fromEntries(SUBJECTS.map((s) => [s, blank()])) as Record<
+    SubjectName,
+    ReturnType<typeof blank>
+  >
+
+  /** A cold open, timed: a new engine (or connection) reading the first screen; closing is not timed. */
+  async function coldOpenOf(session: Session): Promise<number> {
+    if (session.side === 'raw') {
+      const t0 = performance.now()
+      const db = openRaw(RAW_DB_NAME, env.dexie)
+      const rows = await rowsBelow(db, session.id, cfg.tailLimit)
+      const ms = performance.now() - t0
+      db.close()
+      if (rows.length !== cfg.tailLimit) throw new Error('short raw tail')
+      return ms
+    }
+    const t0 = performance.now()
+    const engine = createEngine({ ...env.engine, dbName: DB_NAME })
+    await coldOpen(engine, cfg.tailLimit, session.id)
+    const ms = performance.now() - t0
+    await engine.close()
+    return ms
   }
+
   // Cold opens are short and move most with the load: `coldReps` of them (15), as in (4).
   for (let rep = -1; rep < cfg.coldReps; rep++) {
-    for (const side of order(rep + 1)) {
-      const ms = await coldOpenOf(env, cfg, side, raw)
-      if (rep >= 0) times[side].cold.push(ms)
+    for (const name of order(rep + 1)) {
+      const ms = await coldOpenOf(subjects[name])
+      if (rep >= 0) times[name].cold.push(ms)
     }
   }
+
   const engine = createEngine({ ...env.engine, dbName: DB_NAME })
-  const db = raw.open()
+  const db = openRaw(RAW_DB_NAME, env.dexie)
   let indexLoadMs = 0
+
+  const admit = (session: Session, id: string, i: number) =>
+    session.side === 'sessionline'
+      ? engine.admit(session.id, { id, text: `a note ${i}`, delivery: 'queue' })
+      : admitLikeEngine(db, session.id, id, `a note ${i}`, clock())
+
+  /** The next turn of `session`, prepared outside the timing (raw: stamped and folded). */
+  function nextTurn(session: Session): () => Promise<unknown> {
+    const turn = ++session.turns
+    if (session.side === 'sessionline') {
+      const events = seededTurns(turn, turn, session.idPrefix)
+      return () => engine.append(session.id, events)
+    }
+    const at = clock()
+    const batch = session.stamper.stamp(seededTurn(turn, session.idPrefix), at)
+    return () => appendBatch(db, session.id, batch.events, batch.rows, at)
+  }
+
+  /** loadThrough (raw: paging back) to the 2,000th newest row as it stands now; its target is found untimed. */
+  async function loadThroughOf(session: Session): Promise<() => Promise<unknown>> {
+    if (session.side === 'sessionline') {
+      const seq = await seqOfNthNewest(engine, session.id, cfg.loadRows)
+      return async () => {
+        const page = await engine.loadThrough(session.id, { seq, pageSize: cfg.pageSize })
+        if (page.messages.length < cfg.loadRows)
+          throw new Error(`loadThrough gave ${page.messages.length} rows`)
+      }
+    }
+    const seq = await rawSeqOfNthNewest(db, session.id, cfg.loadRows)
+    return async () => {
+      const rows = await pageBackThrough(db, session.id, seq, cfg.pageSize)
+      if (rows.length < cfg.loadRows) throw new Error(`raw paging gave ${rows.length} rows`)
+    }
+  }
+
   try {
     for (let rep = -1; rep < REPS; rep++) {
-      const admitMs = { sessionline: 0, raw: 0 }
-      const slIds: string[] = []
-      const rawIds: string[] = []
+      const ms = Object.fromEntries(SUBJECTS.map((s) => [s, { admit: 0, append: 0, load: 0 }])) as Record<
+        SubjectName,
+        { admit: number; append: number; load: number }
+      >
+      const admitted = Object.fromEntries(SUBJECTS.map((s) => [s, [] as string[]])) as Record<
+        SubjectName,
+        string[]
+      >
       for (let i = 0; i < ADMITS; i++) {
-        for (const side of order(rep + 1 + i)) {
-          if (side === 'sessionline') {
-            const id = `growth-${cfg.seedTurns}-${rep}-${i}-${raw.turns}`
-            slIds.push(id)
-            admitMs.sessionline += await timed(() =>
-              engine.admit(SESSION, { id, text: `a note ${i}`, delivery: 'queue' }),
-            )
-          } else {
-            const id = raw.nextInputId(raw.turns)
-            rawIds.push(id)
-            admitMs.raw += await timed(() => admitLikeEngine(db, SESSION, id, `a note ${i}`, clock()))
-          }
+        for (const name of order(rep + 1 + i)) {
+          const id = subjects[name].nextInputId()
+          admitted[name].push(id)
+          ms[name].admit += await timed(() => admit(subjects[name], id, i))
         }
       }
       // Untimed: the next size starts with no pending input, as this one did.
-      for (const id of slIds) await engine.cancel(SESSION, id)
-      await db.inputs.bulkPut(
-        (await db.inputs.bulkGet(rawIds)).map((r) => ({ ...r!, status: 'cancelled' as const })),
-      )
-      const appendMs = { sessionline: 0, raw: 0 }
-      for (let i = 0; i < TURNS_APPENDED; i++) {
-        for (const side of order(rep + 1 + i)) {
-          if (side === 'sessionline') {
-            const turn = nextTurn()
-            appendMs.sessionline += await timed(() => engine.append(SESSION, seededTurns(turn, turn)))
-          } else {
-            const write = raw.nextTurn(db)
-            appendMs.raw += await timed(write)
-          }
-        }
-      }
-      // The warm-up's first write set this engine loading the session's search index in the
-      // background, as any engine's first commit to a session does: a search waits for it to be
-      // loaded and caught up, so that one-off cost lands here, untimed, not in the timed reps.
-      if (rep === -1) indexLoadMs = await timed(() => engine.search('turn', { sessionId: SESSION, limit: 1 }))
-      // Where the 2,000th newest row is now (untimed): every rep pages back over the same rows.
-      const [slTarget, rawTarget] = [
-        await seqOfNthNewest(engine, cfg.loadRows),
-        await rawSeqOfNthNewest(db, cfg.loadRows),
-      ]
-      const loadMs = { sessionline: 0, raw: 0 }
-      for (const side of order(rep + 1)) {
-        if (side === 'sessionline') {
-          const t0 = performance.now()
-          const page = await engine.loadThrough(SESSION, { seq: slTarget, pageSize: cfg.pageSize })
-          loadMs.sessionline = performance.now() - t0
-          if (page.messages.length < cfg.loadRows)
-            throw new Error(`loadThrough gave ${page.messages.length} rows`)
+      for (const name of SUBJECTS) {
+        const session = subjects[name]
+        if (session.side === 'sessionline') {
+          for (const id of admitted[name]) await engine.cancel(session.id, id)
         } else {
-          const t0 = performance.now()
-          const rows = await pageBackThrough(db, SESSION, rawTarget, cfg.pageSize)
-          loadMs.raw = performance.now() - t0
-          if (rows.length < cfg.loadRows) throw new Error(`raw paging gave ${rows.length} rows`)
+          const stored = await db.inputs.bulkGet(admitted[name])
+          await db.inputs.bulkPut(stored.map((r) => ({ ...r!, status: 'cancelled' as const })))
         }
       }
+      for (let i = 0; i < TURNS_APPENDED; i++) {
+        for (const name of order(rep + 1 + i)) ms[name].append += await timed(nextTurn(subjects[name]))
+      }
+      // The warm-up's first writes set this engine loading both sessions' search indexes in the
+      // background, as any engine's first commit to a session does: a search waits for each to be
+      // loaded and caught up, so that one-off cost lands here, untimed, not in the timed reps.
+      if (rep === -1) {
+        indexLoadMs = await timed(async () => {
+          for (const name of ['sessionline', 'sessionline-ref'] as const)
+            await engine.search('turn', { sessionId: subjects[name].id, limit: 1 })
+        })
+      }
+      const loads = new Map<SubjectName, () => Promise<unknown>>()
+      for (const name of SUBJECTS) loads.set(name, await loadThroughOf(subjects[name]))
+      for (const name of order(rep + 1)) ms[name].load = await timed(loads.get(name)!)
       if (rep < 0) continue
-      for (const side of ['sessionline', 'raw'] as const) {
-        times[side].admit.push(admitMs[side])
-        times[side].append.push(appendMs[side])
-        times[side].load.push(loadMs[side])
+      for (const name of SUBJECTS) {
+        times[name].admit.push(ms[name].admit)
+        times[name].append.push(ms[name].append)
+        times[name].load.push(ms[name].load)
       }
     }
   } finally {
     await engine.close()
     db.close()
   }
-  const figuresOf = (t: (typeof times)[SideName]): Figures => ({
+  const figuresOf = (t: ReturnType<typeof blank>): Figures => ({
     'cold-open-outline': figure(t.cold, 1),
     admit: figure(t.admit, ADMITS),
     'append-turn': figure(t.append, TURNS_APPENDED),
     loadThrough: figure(t.load, Math.ceil(cfg.loadRows / cfg.pageSize)),
   })
-  return { figures: { sessionline: figuresOf(times.sessionline), raw: figuresOf(times.raw) }, indexLoadMs }
+  const figures = Object.fromEntries(SUBJECTS.map((s) => [s, figuresOf(times[s])])) as Record<
+    SubjectName,
+    Figures
+  >
+  return { figures, indexLoadMs }
 }
 
 interface AtSize {
   measured: Measured
-  /** Seeding, ms per turn added to reach this size. */
+  /** Seeding the grown session, ms per turn added to reach this size. */
   seedMs: Record<SideName, number>
 }
 
 export async function runGrowth(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
   const sizes = [...cfg.growthSizes].sort((a, b) => a - b)
   if (sizes.length === 0) return []
-  const created = await freshEngine(env, DB_NAME)
-  await created.createSession({ id: SESSION, title: 'growth' })
-  await created.close()
-  const raw = await RawSide.create(env)
-  let turns = 0
+  const smallest = sizes[0]!
+  await (await freshEngine(env, DB_NAME)).close()
+  ;(await freshRaw(RAW_DB_NAME, env.dexie)).close()
+  const grown = {
+    sessionline: new Session('sessionline', GROWTH_SESSION, ''),
+    raw: new Session('raw', GROWTH_SESSION, ''),
+  }
   const bySize = new Map<number, AtSize>()
   for (const size of sizes) {
-    env.log(`growth: seeding to ${size.toLocaleString('en')} turns (sessionline, then raw)`)
-    const seeded = turns
+    env.log(
+      `growth: seeding to ${size.toLocaleString('en')} turns, and a new ${smallest.toLocaleString('en')}-turn reference`,
+    )
+    // A reference session of the smallest size, fresh at every size (the measurements add turns to it).
+    const ref = (side: SideName) => new Session(side, `ref-${size}`, `ref-${size}-`)
+    const subjects: Subjects = {
+      sessionline: grown.sessionline,
+      'sessionline-ref': ref('sessionline'),
+      raw: grown.raw,
+      'raw-ref': ref('raw'),
+    }
+    const seeded = grown.sessionline.turns
+    const added = Math.max(1, size - seeded)
     // A seeding engine per size, closed (its search index written) before anything is timed.
     const engine = createEngine({ ...env.engine, dbName: DB_NAME })
-    const t0 = performance.now()
+    let slSeedMs: number
     try {
-      while (turns < size) {
-        const last = Math.min(size, turns + cfg.seedTurnsPerWrite)
-        await engine.append(SESSION, seededTurns(turns + 1, last))
-        turns = last
-      }
+      slSeedMs = await timed(() => seedSessionline(engine, grown.sessionline, size, cfg.seedTurnsPerWrite))
+      await seedSessionline(engine, subjects['sessionline-ref'], smallest, cfg.seedTurnsPerWrite)
     } finally {
       await engine.close()
     }
-    const slSeedMs = (performance.now() - t0) / Math.max(1, size - seeded)
-    const rawSeedMs = await raw.seed(size, cfg.seedTurnsPerWrite)
-    env.log(`growth: measuring at ${turns.toLocaleString('en')} turns`)
-    const measured = await measure(env, cfg, raw, () => ++turns)
-    if (raw.turns !== turns) throw new Error(`the sides drifted apart: ${turns} and ${raw.turns} turns`)
-    bySize.set(size, { measured, seedMs: { sessionline: slSeedMs, raw: rawSeedMs } })
+    const db = openRaw(RAW_DB_NAME, env.dexie)
+    let rawSeedMs: number
+    try {
+      rawSeedMs = await seedRaw(db, grown.raw, size, cfg.seedTurnsPerWrite)
+      await seedRaw(db, subjects['raw-ref'], smallest, cfg.seedTurnsPerWrite)
+    } finally {
+      db.close()
+    }
+    env.log(`growth: measuring at ${grown.sessionline.turns.toLocaleString('en')} turns`)
+    const measured = await measure(env, cfg, subjects)
+    if (grown.raw.turns !== grown.sessionline.turns)
+      throw new Error(`the sides drifted apart: ${grown.sessionline.turns} and ${grown.raw.turns} turns`)
+    bySize.set(size, { measured, seedMs: { sessionline: slSeedMs / added, raw: rawSeedMs / added } })
   }
   return growthComparisons(sizes, bySize)
 }
 
 function growthComparisons(sizes: number[], bySize: Map<number, AtSize>): Comparison[] {
-  const first = sizes[0]!
-  const smallest = bySize.get(first)!.measured.figures
+  const smallest = sizes[0]!
   const ofTurns = (n: number) => `${n.toLocaleString('en')} turns`
   const out: Comparison[] = []
   for (const size of sizes) {
     const { measured, seedMs } = bySize.get(size)!
-    const { sessionline, raw } = measured.figures
+    const f = measured.figures
     const seeding = `seeding took ${seedMs.sessionline.toFixed(3)} ms per turn (raw: ${seedMs.raw.toFixed(3)})`
-    const index = `; the measuring engine's search index loaded and caught up in ${measured.indexLoadMs.toFixed(0)} ms (untimed warm-up)`
+    const index = `; the measuring engine's search indexes loaded and caught up in ${measured.indexLoadMs.toFixed(0)} ms (untimed warm-up)`
+    const reference = `a ${ofTurns(smallest)} session in the same database, measured beside it`
     for (const metric of METRICS) {
       const { name, op } = WHAT[metric]
       out.push(
@@ -334,31 +372,31 @@ function growthComparisons(sizes: number[], bySize: Map<number, AtSize>): Compar
             id: `growth-${metric}-${size}`,
             name: `${name}, ${ofTurns(size)}`,
             op,
-            ...(size > first ? { target: 1.5 } : {}),
-            note: `sessionline at ${ofTurns(size)} against sessionline at ${ofTurns(first)}; ${seeding}${index}`,
+            ...(size > smallest ? { target: 1.5 } : {}),
+            note: `sessionline's ${ofTurns(size)} session against ${reference}; ${seeding}${index}`,
           },
-          sessionline[metric],
-          smallest.sessionline[metric],
+          f.sessionline[metric],
+          f['sessionline-ref'][metric],
         ),
         compare(
           {
             id: `growth-raw-${metric}-${size}`,
             name: `raw Dexie: ${name}, ${ofTurns(size)}`,
             op,
-            note: `both figures raw Dexie's (${WHAT[metric].raw}): at ${ofTurns(size)} (first) against at ${ofTurns(first)}`,
+            note: `both figures raw Dexie's (${WHAT[metric].raw}): the ${ofTurns(size)} session (first) against ${reference}`,
           },
-          raw[metric],
-          smallest.raw[metric],
+          f.raw[metric],
+          f['raw-ref'][metric],
         ),
         compare(
           {
             id: `growth-vs-raw-${metric}-${size}`,
             name: `${name}, ${ofTurns(size)}, against raw Dexie`,
             op,
-            note: `raw Dexie at the same size: ${WHAT[metric].raw}`,
+            note: `raw Dexie on the same session: ${WHAT[metric].raw}`,
           },
-          sessionline[metric],
-          raw[metric],
+          f.sessionline[metric],
+          f.raw[metric],
         ),
       )
     }
