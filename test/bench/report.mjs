@@ -71,3 +71,33 @@ export function foldTable(folds) {
   }
   return lines.join('\n')
 }
+
+/**
+ * The growth rows (src/growth.ts) pivoted into one line per metric and size: sessionline and raw
+ * Dexie per op, each against itself at the smallest size, and sessionline ÷ raw at that size.
+ * @param {Comparison[]} comparisons
+ * @param {{ judge?: boolean }} [options] judge: false leaves targets unjudged
+ * @returns {string} empty when the run has no growth rows
+ */
+export function growthTable(comparisons, { judge = true } = {}) {
+  const byId = new Map(comparisons.map((c) => [c.id, c]))
+  const rows = comparisons.filter((c) => /^growth-(?!raw-|vs-raw-)/.test(c.id))
+  if (rows.length === 0) return ''
+  /** @param {number | null | undefined} r */
+  const times = (r) => (r === null || r === undefined ? 'n/a' : `${r.toFixed(2)}×`)
+  const lines = [
+    '| metric | turns | sessionline per op | ÷ smallest | raw Dexie per op | ÷ smallest | sessionline ÷ raw | target |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+  ]
+  for (const c of rows) {
+    const match = /^growth-(.+)-(\d+)$/.exec(c.id)
+    if (!match) continue
+    const [, metric, turns] = match
+    const raw = byId.get(`growth-raw-${metric}-${turns}`)
+    const vsRaw = byId.get(`growth-vs-raw-${metric}-${turns}`)
+    lines.push(
+      `| ${metric} | ${Number(turns).toLocaleString('en')} | ${perOp(c.sessionline.perOp)} ms | ${times(c.ratio)} | ${raw ? `${perOp(raw.sessionline.perOp)} ms` : '—'} | ${times(raw?.ratio)} | ${times(vsRaw?.ratio)} | ${judge ? verdict(c) : '—'} |`,
+    )
+  }
+  return lines.join('\n')
+}

@@ -20,7 +20,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CHROMIUM, CHROMIUM_ARGS as HEADLESS_ARGS } from '../support/chromium.mjs'
-import { foldTable, markdownTable, missedTargets } from './report.mjs'
+import { foldTable, growthTable, markdownTable, missedTargets } from './report.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '../..')
@@ -456,6 +456,8 @@ console.log(
 if (MODE === 'node')
   console.log('> fake-indexeddb in Node: proves the suite runs; the figures say nothing about speed.\n')
 console.log(table)
+const growth = growthTable(comparisons, { judge: MODE === 'browser' })
+if (growth) console.log(`\n${growth}`)
 const folds = /** @type {import('./report.mjs').FoldFigure[]} */ (report.folds ?? [])
 if (folds.length) console.log(`\n${foldTable(folds)}`)
 for (const note of /** @type {string[]} */ (report.notes ?? []))

@@ -143,7 +143,8 @@ export const NODE: BenchConfig = {
   peerReplies: 2,
   peerDeltas: 20,
   peerReads: 2,
-  growthSizes: [50, 150],
+  // The smallest has at least `loadRows` rows: its reference session is paged back through too.
+  growthSizes: [150, 400],
 }
 
 /** `--huge`: only the growth suite, at 1,000, 10,000 and 100,000 turns (not part of quick or full). */

@@ -88,19 +88,20 @@ export function streamedTurnBody(turn: number, total: number, idPrefix: string):
 /**
  * One whole turn of the long seeded session, opening included: a prompt, a multi-line answer
  * of about 400 characters, and every fourth turn a tool call first. 8 events and 2 rows, or
- * 14 events and 3 rows with the tool.
+ * 14 events and 3 rows with the tool. Ids start with `idPrefix`: ids are unique across sessions,
+ * so a second session of the same turns needs a prefix of its own.
  */
-export function seededTurn(turn: number): SessionEvent[] {
-  const inputId = `in-${turn}`
-  const answer = `msg-${turn}-a`
+export function seededTurn(turn: number, idPrefix = ''): SessionEvent[] {
+  const inputId = `${idPrefix}in-${turn}`
+  const answer = `${idPrefix}msg-${turn}-a`
   const events: SessionEvent[] = [
     { type: 'turn/start', data: { turn } },
     { type: 'user/message', data: { inputId, text: promptText(turn), delivery: 'steer', source: 'user' } },
   ]
   let step = 1
   if (turn % 4 === 0) {
-    const asked = `msg-${turn}-t`
-    const callId = `call-${turn}`
+    const asked = `${idPrefix}msg-${turn}-t`
+    const callId = `${idPrefix}call-${turn}`
     events.push(
       { type: 'step/start', data: { turn, step } },
       { type: 'assistant/start', data: { messageId: asked, turn, step } },
@@ -133,9 +134,9 @@ export function seededTurn(turn: number): SessionEvent[] {
 }
 
 /** Turns `from..to` (inclusive) of the seeded session as one event list. */
-export function seededTurns(from: number, to: number): SessionEvent[] {
+export function seededTurns(from: number, to: number, idPrefix = ''): SessionEvent[] {
   const out: SessionEvent[] = []
-  for (let turn = from; turn <= to; turn++) out.push(...seededTurn(turn))
+  for (let turn = from; turn <= to; turn++) out.push(...seededTurn(turn, idPrefix))
   return out
 }
 
