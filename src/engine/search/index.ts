@@ -79,6 +79,8 @@ export interface SearchIndexEvent {
    */
   readMs?: number
   indexMs?: number
+  /** `rebuilt`: read session by session (`session`), or with others from the rows table in key order (`table`). */
+  read?: 'session' | 'table'
 }
 
 interface SessionIndex {
@@ -175,7 +177,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
     sessionId: string,
     rows: number,
     since: number,
-    phases?: { readMs: number; indexMs: number },
+    phases?: { readMs: number; indexMs: number; read?: 'session' | 'table' },
   ) => onEvent?.({ kind, sessionId, rows, ms: performance.now() - since, ...phases })
 
   const emptyIndex = (row: SessionRow): SessionIndex => ({
@@ -286,7 +288,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
     rebuilt.headSeq = current?.headSeq ?? row.headSeq
     rebuilt.rev = current?.rev ?? row.rev
     rebuilt.postings.markAllDirty()
-    emit('rebuilt', sessionId, rows, since, phases)
+    emit('rebuilt', sessionId, rows, since, { ...phases, read: 'session' })
     return keep(rebuilt, epoch)
   }
 
@@ -372,6 +374,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
       emit('rebuilt', id, build.rows, since, {
         readMs: phases.readMs * share,
         indexMs: phases.indexMs * share,
+        read: 'table',
       })
       keep(build.index, build.epoch)
     }
