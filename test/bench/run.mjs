@@ -4,6 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
+ *                           [--only search]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -33,12 +34,24 @@ const option = (/** @type {string} */ name) => {
   const i = argv.indexOf(name)
   return i >= 0 ? argv[i + 1] : undefined
 }
-const KNOWN = new Set(['--quick', '--huge', '--node', '--skip-build', '--out', '--config', '--deadline-ms'])
+const KNOWN = new Set([
+  '--quick',
+  '--huge',
+  '--node',
+  '--skip-build',
+  '--out',
+  '--config',
+  '--deadline-ms',
+  '--only',
+])
+const VALUED = ['--out', '--config', '--deadline-ms', '--only']
 for (const [i, arg] of argv.entries()) {
   if (arg.startsWith('--') && !KNOWN.has(arg)) fail(`unknown option ${arg}`)
-  if (!arg.startsWith('--') && !['--out', '--config', '--deadline-ms'].includes(argv[i - 1] ?? ''))
-    fail(`unexpected ${arg}`)
+  if (!arg.startsWith('--') && !VALUED.includes(argv[i - 1] ?? '')) fail(`unexpected ${arg}`)
 }
+/** `--only search`: the one suite that needs nothing seeded before it; no folds either. */
+const ONLY = option('--only')
+if (ONLY !== undefined && ONLY !== 'search') fail(`--only takes: search (not ${ONLY})`)
 
 const MODE = flag('--node') ? 'node' : 'browser'
 const PRESET = MODE === 'node' ? 'node' : flag('--huge') ? 'huge' : flag('--quick') ? 'quick' : 'full'
@@ -273,6 +286,15 @@ async function runInBrowser(report) {
     )
     return
   }
+  if (ONLY === 'search') {
+    log('(8) search only')
+    comparisons.push(
+      .../** @type {never[]} */ (
+        await step('search', () => page.evaluate((c) => window.bench?.search(c), config), 900_000)
+      ),
+    )
+    return
+  }
   log('writes: (1) admit, (2) append, (3) promote')
   comparisons.push(
     .../** @type {never[]} */ (
@@ -419,7 +441,7 @@ const report = {
 let exitCode = 0
 try {
   await (MODE === 'node' ? runInNode(report) : runInBrowser(report))
-  await runFolds(report)
+  if (ONLY === undefined) await runFolds(report)
 } catch (error) {
   exitCode = 1
   report.error = error instanceof Error ? (error.stack ?? error.message) : String(error)
