@@ -24,7 +24,7 @@ import type { Engine } from '../../../src/engine/types'
 import { createEngine } from '../../../src/index'
 import type { SessionMessage } from '../../../src/schema/messages'
 import { openDb, type SessionlineDb } from '../../../src/store/db'
-import { rowsToIndex } from '../../../src/store/search'
+import { rowsInKeyOrder, rowsToIndex } from '../../../src/store/search'
 import type { BenchConfig } from './config'
 import type { BenchEnv } from './env'
 import { openRaw } from './raw'
@@ -99,7 +99,8 @@ const sum = (events: readonly SearchIndexEvent[], key: 'ms' | 'readMs' | 'indexM
 
 /**
  * Where a build's time goes, each phase timed alone over the same rows: reading them as a build
- * reads them (the store's pages, one session after the other), folding and cutting their text
+ * of many sessions reads them (pages of the rows table in key order; and, for comparison, page
+ * by page one session after the other through the `[sessionId+seq]` index), folding and cutting their text
  * into terms, and the postings built from those terms (a whole index build minus the terms).
  */
 async function buildPhases(db: SessionlineDb, sessionIds: readonly string[], all: readonly SessionMessage[]) {
@@ -108,7 +109,13 @@ async function buildPhases(db: SessionlineDb, sessionIds: readonly string[], all
     let from: number | undefined = 1
     while (from !== undefined) from = (await rowsToIndex(db, id, from, BUILD_PAGE)).nextSeq
   }
-  const readMs = performance.now() - t0
+  const bySessionMs = performance.now() - t0
+  const tk = performance.now()
+  let after: string | undefined
+  for (let first = true; first || after !== undefined; first = false) {
+    after = (await rowsInKeyOrder(db, after, BUILD_PAGE, first)).nextAfter
+  }
+  const readMs = performance.now() - tk
   const t1 = performance.now()
   let terms = 0
   for (const row of all) {
@@ -129,7 +136,7 @@ async function buildPhases(db: SessionlineDb, sessionIds: readonly string[], all
     for (const row of rows) postings.add(row)
   }
   const indexMs = performance.now() - t2
-  return { readMs, termsMs, postingsMs: indexMs - termsMs, terms }
+  return { bySessionMs, readMs, termsMs, postingsMs: indexMs - termsMs, terms }
 }
 
 /** Runs in the worker: (8). */
@@ -183,7 +190,7 @@ export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Compar
     const s1 = (ms: number) => `${(ms / 1000).toFixed(2)} s`
     const phaseNote =
       `in the build: waiting for rows ${s1(sum(built, 'readMs'))}, indexing ${s1(sum(built, 'indexMs'))}; ` +
-      `alone: reading as the build reads ${s1(phases.readMs)}, terms ${s1(phases.termsMs)} (${(phases.terms / 1e6).toFixed(1)} M), ` +
+      `alone: reading in key order ${s1(phases.readMs)} (by session ${s1(phases.bySessionMs)}), terms ${s1(phases.termsMs)} (${(phases.terms / 1e6).toFixed(1)} M), ` +
       `postings ${s1(phases.postingsMs)}; the write after it ${s1(sum(persisted, 'ms'))}`
     env.log(`(8) ${phaseNote}`)
     env.log('(8) warm queries')
