@@ -67,36 +67,28 @@ export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: numbe
 }
 
 /**
- * Every session row, and the rows table cut into ranges of `perRange` rows by primary key:
- * the first key of each range, ascending. Keys alone cost storage little, and with the ranges
- * known every range can be asked for before the one before it has arrived.
+ * Up to `limit` stored rows of any session in primary-key order, after `afterId` (from the
+ * start without it), of which the readable ones are returned; `nextAfter` is where the next
+ * page starts, undefined after the last. With `sessions`, every session row is read in the
+ * same transaction. Reading the table in key order costs storage less than reading it session
+ * by session through the `[sessionId+seq]` index (each index entry is a second lookup).
  */
-export function rowRanges(db: SessionlineDb, perRange: number) {
+export function rowsInKeyOrder(
+  db: SessionlineDb,
+  afterId: string | undefined,
+  limit: number,
+  sessions: boolean,
+) {
   return db.transaction('r', [db.sessions, db.messages], async () => {
-    const [sessions, keys] = await Promise.all([
-      db.sessions.toArray(),
-      db.messages.toCollection().primaryKeys(),
+    const [rows, stored] = await Promise.all([
+      sessions ? db.sessions.toArray() : undefined,
+      (afterId === undefined ? db.messages.toCollection() : db.messages.where(':id').above(afterId))
+        .limit(limit)
+        .toArray(),
     ])
-    const starts: string[] = []
-    for (let i = 0; i < keys.length; i += perRange) starts.push(keys[i]!)
-    return { sessions, starts }
-  })
-}
-
-/**
- * The readable stored rows (visible and inactive) of any session with a primary key from
- * `from` (inclusive) to `to` (exclusive; to the end without it). Reading the table in key
- * order costs storage less than reading it session by session through the `[sessionId+seq]`
- * index (each index entry is a second lookup).
- */
-export function rowsInRange(db: SessionlineDb, from: string, to: string | undefined) {
-  return db.transaction('r', db.messages, async () => {
-    const range =
-      to === undefined
-        ? db.messages.where(':id').aboveOrEqual(from)
-        : db.messages.where(':id').between(from, to, true, false)
-    const stored = await range.toArray()
-    return stored.filter((r) => isReadable(r.visibility, true))
+    const last = stored.at(-1)
+    const nextAfter = stored.length === limit && last ? last.id : undefined
+    return { sessions: rows, rows: stored.filter((r) => isReadable(r.visibility, true)), nextAfter }
   })
 }
 

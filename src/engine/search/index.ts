@@ -24,9 +24,8 @@ import type { SearchPartRow, SessionlineDb, SessionRow } from '../../store/db'
 import {
   deleteSearchParts,
   readSearchParts,
-  rowRanges,
   rowsById,
-  rowsInRange,
+  rowsInKeyOrder,
   rowsToIndex,
   searchHeads,
   sessionRow,
@@ -64,8 +63,6 @@ export const SYNC_CONCURRENCY = 3
  * instead of session by session.
  */
 export const BUILD_TOGETHER_SHARE = 0.5
-/** Pages of a build together asked of storage ahead of the one being indexed. */
-export const READ_AHEAD = 2
 
 /** What happened to one session's index; diagnostics and benchmarks watch these. */
 export interface SearchIndexEvent {
@@ -333,38 +330,30 @@ export function createSearchIndex(options: SearchIndexOptions) {
       building.set(row.id, { index: emptyIndex(row), epoch: epochs.get(row.id) ?? 0, rows: 0 })
     }
     const phases = { readMs: 0, indexMs: 0 }
-    const waited = performance.now()
-    const { sessions, starts } = await rowRanges(db, buildPage)
-    phases.readMs += performance.now() - waited
-    // Synced to the session rows read with the keys: later commits are caught up.
-    const current = new Map(sessions.map((row) => [row.id, row]))
-    for (const [id, build] of building) {
-      const row = current.get(id)
-      if (!row || row.source !== build.index.source) building.delete(id)
-      else {
-        build.index.headSeq = row.headSeq
-        build.index.rev = row.rev
-      }
-    }
-    // READ_AHEAD ranges in flight: storage reads the next while the worker takes in this one.
-    const read = (i: number) => {
-      const rows = rowsInRange(db, starts[i]!, starts[i + 1])
-      // A failure is thrown where the range is awaited, not reported as unhandled before.
-      rows.catch(() => undefined)
-      return rows
-    }
-    const inFlight = new Map<number, ReturnType<typeof read>>()
-    for (let i = 0; i < Math.min(READ_AHEAD, starts.length); i++) inFlight.set(i, read(i))
+    type Page = Awaited<ReturnType<typeof rowsInKeyOrder>>
+    let next: Promise<Page> | undefined = rowsInKeyOrder(db, undefined, buildPage, true)
     let total = 0
-    for (let i = 0; i < starts.length; i++) {
-      const waitedPage = performance.now()
-      const rows = await inFlight.get(i)!
-      inFlight.delete(i)
+    while (next !== undefined) {
+      const waited = performance.now()
+      const page: Page = await next
       const got = performance.now()
-      phases.readMs += got - waitedPage
-      if (i + READ_AHEAD < starts.length) inFlight.set(i + READ_AHEAD, read(i + READ_AHEAD))
+      phases.readMs += got - waited
+      // The next page is read while this one is indexed.
+      next = page.nextAfter === undefined ? undefined : rowsInKeyOrder(db, page.nextAfter, buildPage, false)
+      if (page.sessions) {
+        // Synced to the session rows read with the first page: later commits are caught up.
+        const current = new Map(page.sessions.map((row) => [row.id, row]))
+        for (const [id, build] of building) {
+          const row = current.get(id)
+          if (!row || row.source !== build.index.source) building.delete(id)
+          else {
+            build.index.headSeq = row.headSeq
+            build.index.rev = row.rev
+          }
+        }
+      }
       const touched = new Set<string>()
-      for (const row of rows) {
+      for (const row of page.rows) {
         const build = building.get(row.sessionId)
         if (build === undefined) continue
         applyRow(build.index, row)
@@ -373,7 +362,7 @@ export function createSearchIndex(options: SearchIndexOptions) {
         touched.add(row.sessionId)
       }
       phases.indexMs += performance.now() - got
-      if (i + 1 < starts.length) {
+      if (next !== undefined) {
         for (const id of touched) emit('indexing', id, building.get(id)!.rows, since)
         await nextTask()
       }

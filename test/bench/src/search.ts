@@ -17,14 +17,14 @@
 import { seedTurn } from '../../../demo/seed'
 import type { SessionlineClient, TimelineSnapshot } from '../../../src/client/types'
 import { fieldsOf, SEARCH_FIELDS } from '../../../src/engine/search/documents'
-import { BUILD_PAGE, READ_AHEAD, type SearchIndexEvent } from '../../../src/engine/search/index'
+import { BUILD_PAGE, type SearchIndexEvent } from '../../../src/engine/search/index'
 import { SessionPostings, Vocabulary } from '../../../src/engine/search/postings'
 import { indexTerms } from '../../../src/engine/search/terms'
 import type { Engine } from '../../../src/engine/types'
 import { createEngine } from '../../../src/index'
 import type { SessionMessage } from '../../../src/schema/messages'
 import { openDb, type SessionlineDb } from '../../../src/store/db'
-import { rowRanges, rowsInRange, rowsToIndex } from '../../../src/store/search'
+import { rowsInKeyOrder, rowsToIndex } from '../../../src/store/search'
 import type { BenchConfig } from './config'
 import type { BenchEnv } from './env'
 import { openRaw } from './raw'
@@ -99,7 +99,7 @@ const sum = (events: readonly SearchIndexEvent[], key: 'ms' | 'readMs' | 'indexM
 
 /**
  * Where a build's time goes, each phase timed alone over the same rows: reading them as a build
- * of many sessions reads them (ranges of the rows table in key order, READ_AHEAD in flight; and, for comparison, page
+ * of many sessions reads them (pages of the rows table in key order; and, for comparison, page
  * by page one session after the other through the `[sessionId+seq]` index), folding and cutting their text
  * into terms, and the postings built from those terms (a whole index build minus the terms).
  */
@@ -111,13 +111,9 @@ async function buildPhases(db: SessionlineDb, sessionIds: readonly string[], all
   }
   const bySessionMs = performance.now() - t0
   const tk = performance.now()
-  const { starts } = await rowRanges(db, BUILD_PAGE)
-  // As a build together reads: READ_AHEAD ranges in flight.
-  const reads = starts.map((_, i) => () => rowsInRange(db, starts[i]!, starts[i + 1]))
-  const inFlight = reads.slice(0, READ_AHEAD).map((read) => read())
-  for (let i = 0; i < reads.length; i++) {
-    await inFlight[i]
-    if (i + READ_AHEAD < reads.length) inFlight.push(reads[i + READ_AHEAD]!())
+  let after: string | undefined
+  for (let first = true; first || after !== undefined; first = false) {
+    after = (await rowsInKeyOrder(db, after, BUILD_PAGE, first)).nextAfter
   }
   const readMs = performance.now() - tk
   const t1 = performance.now()
