@@ -66,6 +66,39 @@ export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: numbe
   })
 }
 
+/**
+ * Up to `limit` stored rows of any session in primary-key order, after `afterId` (from the
+ * start without it), of which the readable ones are returned; `nextAfter` is where the next
+ * page starts, undefined after the last. With `sessions`, every session row is read in the
+ * same transaction. Reading the table in key order costs storage less than reading it session
+ * by session through the `[sessionId+seq]` index (each index entry is a second lookup).
+ */
+export function rowsInKeyOrder(
+  db: SessionlineDb,
+  afterId: string | undefined,
+  limit: number,
+  sessions: boolean,
+) {
+  return db.transaction('r', [db.sessions, db.messages], async () => {
+    const [rows, stored] = await Promise.all([
+      sessions ? db.sessions.toArray() : undefined,
+      (afterId === undefined ? db.messages.toCollection() : db.messages.where(':id').above(afterId))
+        .limit(limit)
+        .toArray(),
+    ])
+    const last = stored.at(-1)
+    const nextAfter = stored.length === limit && last ? last.id : undefined
+    return { sessions: rows, rows: stored.filter((r) => isReadable(r.visibility, true)), nextAfter }
+  })
+}
+
+/** The stored index heads (part 0) of `sessionIds`, in that order (undefined where none). */
+export function searchHeads(db: SessionlineDb, sessionIds: readonly string[]) {
+  return db.transaction('r', db.search, () =>
+    db.search.bulkGet(sessionIds.map((id): [string, number] => [id, 0])),
+  )
+}
+
 /** One session row. */
 export function sessionRow(db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> {
   return db.transaction('r', db.sessions, () => db.sessions.get(sessionId))

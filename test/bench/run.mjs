@@ -301,7 +301,8 @@ async function runInBrowser(report) {
   /** @type {Record<string, unknown>} */
   const seeded = {}
   report.seeding = seeded
-  const needsSeed = ['reads', 'comlink', 'search', 'jumps'].some(runs)
+  // The search suite seeds its own corpus; these read the long session.
+  const needsSeed = ['reads', 'comlink', 'jumps'].some(runs)
   for (const side of /** @type {const} */ (needsSeed ? ['raw', 'sessionline'] : [])) {
     log(`seeding the long session on the ${side} side (its own page, for the heap)`)
     const seeder = await context.newPage()

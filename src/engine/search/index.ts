@@ -25,7 +25,9 @@ import {
   deleteSearchParts,
   readSearchParts,
   rowsById,
+  rowsInKeyOrder,
   rowsToIndex,
+  searchHeads,
   sessionRow,
   sessionRowsFor,
   writeSearchParts,
@@ -47,6 +49,20 @@ export const PERSIST_MAX_DELAYS = 5
 export const FOLLOW_DELAY = 200
 /** Rows read and indexed between two yields of a build or catch-up. */
 export const BUILD_PAGE = 2000
+/**
+ * Sessions a search syncs at once. Storage answers one read at a time while the worker turns
+ * the rows of another into objects and indexes them: with reads of several sessions in flight
+ * storage always has the next one, so a build of many sessions costs about the longer of
+ * reading and indexing, not their sum (one session after the other, each paid for its first
+ * read and its stored-index lookup with the worker idle).
+ */
+export const SYNC_CONCURRENCY = 3
+/**
+ * A search that must build the indexes of sessions holding at least this share of all
+ * sessions' events (and of more than one session) reads the rows table once in key order
+ * instead of session by session.
+ */
+export const BUILD_TOGETHER_SHARE = 0.5
 
 /** What happened to one session's index; diagnostics and benchmarks watch these. */
 export interface SearchIndexEvent {
@@ -56,6 +72,15 @@ export interface SearchIndexEvent {
   /** Rows read and indexed so far (loaded: rows the stored index holds). */
   rows: number
   ms: number
+  /**
+   * Builds and catch-ups (`indexing`, `caught-up`, `rebuilt`) so far: of `ms`, how long was
+   * spent waiting for rows from storage and how long indexing them (the rest: yields to other
+   * calls).
+   */
+  readMs?: number
+  indexMs?: number
+  /** `rebuilt`: read session by session (`session`), or with others from the rows table in key order (`table`). */
+  read?: 'session' | 'table'
 }
 
 interface SessionIndex {
@@ -87,6 +112,10 @@ export interface SearchIndexOptions {
   persistDelay?: number
   /** Rows per page of a build (tests pass a few, to see a build yield). */
   buildPage?: number
+  /** Sessions synced at once by a search (SYNC_CONCURRENCY; 1: one after the other). */
+  syncConcurrency?: number
+  /** BUILD_TOGETHER_SHARE (tests pass 0 to build together always, 2 never). */
+  buildTogetherShare?: number
 }
 
 export type SearchIndex = ReturnType<typeof createSearchIndex>
@@ -97,10 +126,30 @@ const isSynced = (index: SessionIndex, row: SessionRow) =>
 
 const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
 
+/** `run` over `items` with at most `limit` running at once; results in the order of `items`. */
+async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  run: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const at = next++
+      out[at] = await run(items[at]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return out
+}
+
 export function createSearchIndex(options: SearchIndexOptions) {
   const { db, onEvent } = options
   const persistDelay = options.persistDelay ?? PERSIST_DELAY
   const buildPage = options.buildPage ?? BUILD_PAGE
+  const syncConcurrency = options.syncConcurrency ?? SYNC_CONCURRENCY
+  const buildTogetherShare = options.buildTogetherShare ?? BUILD_TOGETHER_SHARE
   const vocabulary = new Vocabulary()
   const loaded = new Map<string, SessionIndex>()
   const syncing = new Map<string, Promise<SessionIndex>>()
@@ -123,8 +172,13 @@ export function createSearchIndex(options: SearchIndexOptions) {
   const searchesDone = () =>
     searching === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))
 
-  const emit = (kind: SearchIndexEvent['kind'], sessionId: string, rows: number, since: number) =>
-    onEvent?.({ kind, sessionId, rows, ms: performance.now() - since })
+  const emit = (
+    kind: SearchIndexEvent['kind'],
+    sessionId: string,
+    rows: number,
+    since: number,
+    phases?: { readMs: number; indexMs: number; read?: 'session' | 'table' },
+  ) => onEvent?.({ kind, sessionId, rows, ms: performance.now() - since, ...phases })
 
   const emptyIndex = (row: SessionRow): SessionIndex => ({
     sessionId: row.id,
@@ -140,13 +194,15 @@ export function createSearchIndex(options: SearchIndexOptions) {
 
   /** Indexes settled rows (replacing older versions), remembers unsettled ones, drops hidden ones. */
   function apply(index: SessionIndex, rows: readonly SessionMessage[]): void {
-    for (const row of rows) {
-      const settled = isSettled(row)
-      if (settled) index.open.delete(row.id)
-      else index.open.set(row.id, row.seq)
-      if (!settled || row.visibility === 'hidden') index.postings.discard(row.id)
-      else index.postings.add(row)
-    }
+    for (const row of rows) applyRow(index, row)
+  }
+
+  function applyRow(index: SessionIndex, row: SessionMessage): void {
+    const settled = isSettled(row)
+    if (settled) index.open.delete(row.id)
+    else index.open.set(row.id, row.seq)
+    if (!settled || row.visibility === 'hidden') index.postings.discard(row.id)
+    else index.postings.add(row)
     index.metaDirty = true
   }
 
@@ -167,21 +223,26 @@ export function createSearchIndex(options: SearchIndexOptions) {
     let rows = 0
     type Page = Awaited<ReturnType<typeof rowsToIndex>>
     const read = (from: number): Promise<Page> => rowsToIndex(db, index.sessionId, from, buildPage)
+    const phases = { readMs: 0, indexMs: 0 }
     let next: Promise<Page> | undefined = read(fromSeq)
     while (next !== undefined) {
+      const waited = performance.now()
       const page: Page = await next
-      if (!page.row) return { row: undefined, rows }
+      const got = performance.now()
+      phases.readMs += got - waited
+      if (!page.row) return { row: undefined, rows, phases }
       first ??= page.row
       // The next page is read while this one is indexed.
       next = page.nextSeq === undefined ? undefined : read(page.nextSeq)
       apply(index, page.rows)
+      phases.indexMs += performance.now() - got
       rows += page.rows.length
       if (next !== undefined) {
-        emit('indexing', index.sessionId, rows, since)
+        emit('indexing', index.sessionId, rows, since, phases)
         await nextTask()
       }
     }
-    return { row: first, rows }
+    return { row: first, rows, phases }
   }
 
   function load(parts: readonly SearchPartRow[], row: SessionRow): SessionIndex | undefined {
@@ -214,21 +275,109 @@ export function createSearchIndex(options: SearchIndexOptions) {
     }
     const since = performance.now()
     if (index && row.source === 'native' && index.headSeq < row.headSeq) {
-      const { row: current, rows } = await indexFrom(index, catchUpFrom(index), since)
+      const { row: current, rows, phases } = await indexFrom(index, catchUpFrom(index), since)
       if (current) {
         index.headSeq = current.headSeq
         index.rev = current.rev
-        emit('caught-up', sessionId, rows, since)
+        emit('caught-up', sessionId, rows, since, phases)
         return keep(index, epoch)
       }
     }
     const rebuilt = emptyIndex(row)
-    const { row: current, rows } = await indexFrom(rebuilt, 1, since)
+    const { row: current, rows, phases } = await indexFrom(rebuilt, 1, since)
     rebuilt.headSeq = current?.headSeq ?? row.headSeq
     rebuilt.rev = current?.rev ?? row.rev
     rebuilt.postings.markAllDirty()
-    emit('rebuilt', sessionId, rows, since)
+    emit('rebuilt', sessionId, rows, since, { ...phases, read: 'session' })
     return keep(rebuilt, epoch)
+  }
+
+  /**
+   * Builds, in one read of the rows table in key order, the indexes of the sessions in `rows`
+   * that have neither a loaded index nor a stored one of this version, when they hold at least
+   * `buildTogetherShare` of all sessions' events (a first search after a format change or a
+   * lost index); otherwise leaves every session to `sync`. The sessions it builds are busy
+   * meanwhile (`syncing`), so commits to them are followed up and their syncs wait for it.
+   */
+  async function buildTogether(rows: readonly SessionRow[]): Promise<void> {
+    const candidates = rows.filter((row) => !loaded.has(row.id) && !syncing.has(row.id))
+    if (candidates.length < 2) return
+    const heads = await searchHeads(
+      db,
+      candidates.map((row) => row.id),
+    )
+    const stale = candidates.filter((_, i) => heads[i]?.version !== INDEX_VERSION)
+    const events = (list: readonly SessionRow[]) => list.reduce((n, row) => n + row.headSeq, 0)
+    if (stale.length < 2 || events(stale) < buildTogetherShare * events(rows)) return
+    const built = readTogether(stale)
+    for (const row of stale) {
+      // A failed read leaves the session to its own sync, which follows this one.
+      const settled = built
+        .catch(() => undefined)
+        .then(() => loaded.get(row.id) as SessionIndex)
+        .finally(() => {
+          if (syncing.get(row.id) === settled) syncing.delete(row.id)
+        })
+      syncing.set(row.id, settled)
+    }
+    await built.catch(() => undefined)
+  }
+
+  async function readTogether(stale: readonly SessionRow[]): Promise<void> {
+    const since = performance.now()
+    const building = new Map<string, { index: SessionIndex; epoch: number; rows: number }>()
+    for (const row of stale) {
+      building.set(row.id, { index: emptyIndex(row), epoch: epochs.get(row.id) ?? 0, rows: 0 })
+    }
+    const phases = { readMs: 0, indexMs: 0 }
+    type Page = Awaited<ReturnType<typeof rowsInKeyOrder>>
+    let next: Promise<Page> | undefined = rowsInKeyOrder(db, undefined, buildPage, true)
+    let total = 0
+    while (next !== undefined) {
+      const waited = performance.now()
+      const page: Page = await next
+      const got = performance.now()
+      phases.readMs += got - waited
+      // The next page is read while this one is indexed.
+      next = page.nextAfter === undefined ? undefined : rowsInKeyOrder(db, page.nextAfter, buildPage, false)
+      if (page.sessions) {
+        // Synced to the session rows read with the first page: later commits are caught up.
+        const current = new Map(page.sessions.map((row) => [row.id, row]))
+        for (const [id, build] of building) {
+          const row = current.get(id)
+          if (!row || row.source !== build.index.source) building.delete(id)
+          else {
+            build.index.headSeq = row.headSeq
+            build.index.rev = row.rev
+          }
+        }
+      }
+      const touched = new Set<string>()
+      for (const row of page.rows) {
+        const build = building.get(row.sessionId)
+        if (build === undefined) continue
+        applyRow(build.index, row)
+        build.rows++
+        total++
+        touched.add(row.sessionId)
+      }
+      phases.indexMs += performance.now() - got
+      if (next !== undefined) {
+        for (const id of touched) emit('indexing', id, building.get(id)!.rows, since)
+        await nextTask()
+      }
+    }
+    for (const [id, build] of building) {
+      build.index.postings.markAllDirty()
+      // The read's phases shared out by rows, so summing sessions' events gives the read's.
+      const share = total === 0 ? 0 : build.rows / total
+      emit('rebuilt', id, build.rows, since, {
+        readMs: phases.readMs * share,
+        indexMs: phases.indexMs * share,
+        read: 'table',
+      })
+      keep(build.index, build.epoch)
+    }
   }
 
   /** Makes `index` the session's loaded index and schedules its write, unless it was forgotten meanwhile. */
@@ -359,8 +508,8 @@ export function createSearchIndex(options: SearchIndexOptions) {
     if (words.length === 0) return []
     const rows = await sessionRowsFor(db, sessionId)
     if (sessionId === undefined) dropMissing(new Set(rows.map((r) => r.id)))
-    const indexes = []
-    for (const row of rows) indexes.push(await sync(row))
+    await buildTogether(rows)
+    const indexes = await mapConcurrently(rows, syncConcurrency, sync)
     // Expanded once against the shared vocabulary, then scored session by session.
     const expansions = words.map((word) => vocabulary.expand(word))
     const top = new TopK(limit)

@@ -14,8 +14,8 @@
  */
 import SearchableMap from 'minisearch/SearchableMap'
 import type { SessionMessage } from '../../schema/messages'
+import { TermDictionary, TermIds } from './dictionary'
 import { FIELD_BOOST, fieldsOf, SEARCH_FIELDS } from './documents'
-import { indexTerms } from './terms'
 
 /** Documents per segment. */
 export const SEGMENT_DOCS = 4000
@@ -33,15 +33,12 @@ const DELTA = 0.5
 const PREFIX_WEIGHT = 0.375
 const FUZZY_WEIGHT = 0.45
 
-type Ints = number[] | Uint32Array
-
-interface Posting {
-  /** Document numbers, ascending. */
-  docs: Ints
-  /** Per document: the term's frequency in each field, one byte per field. */
-  tfs: Ints
-}
-
+/**
+ * A segment's postings: for the term in slot `s` (see `slots`), entries `starts[s]` …
+ * `starts[s + 1]` of `docs` (ascending) and `tfs` (the term's frequency in each field, one byte
+ * per field). Documents added since the last grouping wait in `pending`, in document order, and
+ * are merged in (`group`) before a query, a write or a match reads the segment.
+ */
 interface Segment {
   ids: string[]
   seq: number[]
@@ -52,7 +49,50 @@ interface Segment {
   lengths: number[] | Uint16Array
   alive: boolean[]
   live: number
-  postings: Map<string, Posting>
+  /** Term id → slot. */
+  slots: Map<number, number>
+  /** Slot → term id. */
+  termIds: number[]
+  starts: Uint32Array
+  docs: Uint32Array
+  tfs: Uint32Array
+  pending: Entries
+}
+
+/** (term id, document, packed frequencies) triples, appended in document order. */
+class Entries {
+  terms = new Uint32Array(0)
+  docs = new Uint32Array(0)
+  tfs = new Uint32Array(0)
+  length = 0
+
+  push(term: number, doc: number, tf: number): void {
+    if (this.length === this.terms.length) this.grow()
+    const at = this.length++
+    this.terms[at] = term
+    this.docs[at] = doc
+    this.tfs[at] = tf
+  }
+
+  private grow(): void {
+    // Geometric, so a build of a 4,000-row segment copies each entry about twice.
+    const size = Math.max(1024, this.terms.length * 2)
+    const copy = (from: Uint32Array) => {
+      const to = new Uint32Array(size)
+      to.set(from)
+      return to
+    }
+    this.terms = copy(this.terms)
+    this.docs = copy(this.docs)
+    this.tfs = copy(this.tfs)
+  }
+
+  clear(): void {
+    this.terms = new Uint32Array(0)
+    this.docs = new Uint32Array(0)
+    this.tfs = new Uint32Array(0)
+    this.length = 0
+  }
 }
 
 /** A segment as stored: typed arrays and string lists, structured-cloned by IndexedDB as they are. */
@@ -70,9 +110,10 @@ export interface StoredSegment {
   tfs: Uint32Array
 }
 
-/** One word of a query as the vocabulary expands it: terms and their weights. */
+/** One word of a query as the vocabulary expands it: terms (and their ids) and their weights. */
 export interface Expansion {
   terms: string[]
+  ids: number[]
   weights: number[]
 }
 
@@ -93,6 +134,8 @@ export interface Candidate {
   doc: number
 }
 
+const EMPTY = new Uint32Array(0)
+
 const newSegment = (): Segment => ({
   ids: [],
   seq: [],
@@ -102,22 +145,69 @@ const newSegment = (): Segment => ({
   lengths: [],
   alive: [],
   live: 0,
-  postings: new Map(),
+  slots: new Map(),
+  termIds: [],
+  starts: new Uint32Array(1),
+  docs: EMPTY,
+  tfs: EMPTY,
+  pending: new Entries(),
 })
 
-/** A posting that can grow: one loaded from storage is copied out of the stored arrays first. */
-function growable(posting: Posting): { docs: number[]; tfs: number[] } {
-  if (posting.docs instanceof Uint32Array) {
-    posting.docs = Array.from(posting.docs)
-    posting.tfs = Array.from(posting.tfs)
+/**
+ * Merges the pending entries into the grouped postings (a stable counting sort by slot).
+ * `scratch` maps term ids to slots while it runs: -1 everywhere before and after.
+ */
+function group(segment: Segment, scratch: Int32Array): void {
+  const pending = segment.pending
+  if (pending.length === 0) return
+  const { slots, termIds, starts: oldStarts } = segment
+  const grouped = termIds.length
+  for (let s = 0; s < grouped; s++) scratch[termIds[s]!] = s
+  const slotOf = new Uint32Array(pending.length)
+  for (let k = 0; k < pending.length; k++) {
+    const term = pending.terms[k]!
+    let slot = scratch[term]!
+    if (slot < 0) {
+      slot = termIds.length
+      scratch[term] = slot
+      slots.set(term, slot)
+      termIds.push(term)
+    }
+    slotOf[k] = slot
   }
-  return posting as { docs: number[]; tfs: number[] }
+  for (const term of termIds) scratch[term] = -1
+  const count = termIds.length
+  const starts = new Uint32Array(count + 1)
+  for (let s = 0; s < grouped; s++) starts[s + 1] = oldStarts[s + 1]! - oldStarts[s]!
+  for (let k = 0; k < pending.length; k++) starts[slotOf[k]! + 1]!++
+  for (let s = 0; s < count; s++) starts[s + 1]! += starts[s]!
+  const total = starts[count]!
+  const docs = new Uint32Array(total)
+  const tfs = new Uint32Array(total)
+  // Entries grouped before come first in each slot: their documents are older (lower) than any pending one.
+  const cursor = starts.slice(0, count)
+  for (let s = 0; s < grouped; s++) {
+    const from = oldStarts[s]!
+    const to = oldStarts[s + 1]!
+    docs.set(segment.docs.subarray(from, to), cursor[s]!)
+    tfs.set(segment.tfs.subarray(from, to), cursor[s]!)
+    cursor[s]! += to - from
+  }
+  for (let k = 0; k < pending.length; k++) {
+    const at = cursor[slotOf[k]!]!++
+    docs[at] = pending.docs[k]!
+    tfs[at] = pending.tfs[k]!
+  }
+  segment.starts = starts
+  segment.docs = docs
+  segment.tfs = tfs
+  pending.clear()
 }
 
-/** Binary search of an ascending list. */
-function contains(list: Ints, value: number): boolean {
-  let lo = 0
-  let hi = list.length - 1
+/** Binary search of an ascending range of a list. */
+function contains(list: Uint32Array, from: number, to: number, value: number): boolean {
+  let lo = from
+  let hi = to - 1
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1
     const at = list[mid]!
@@ -184,37 +274,63 @@ export class TopK {
   }
 }
 
+/** `array` grown to at least `size` (doubling), new entries set to `fill`. */
+function grown<T extends Uint32Array | Int32Array>(array: T, size: number, fill: number): T {
+  let length = array.length
+  while (length < size) length *= 2
+  const out = new (array.constructor as new (n: number) => T)(length)
+  out.set(array)
+  out.fill(fill, array.length)
+  return out
+}
+
 /**
  * Every term any session's index holds, shared by all of them so a query expands its words
- * once, not once per session. Terms are never removed: one no index holds any more expands to
- * postings no segment has, which costs a map lookup per segment.
+ * once, not once per session: numbered by the dictionary (postings hold ids), and in a radix
+ * tree for prefix and typo expansion. Terms are never removed: one no index holds any more
+ * expands to postings no segment has, which costs a map lookup per segment.
  */
 export class Vocabulary {
-  private readonly terms = new SearchableMap<true>()
+  private readonly tree = new SearchableMap<number>()
+  readonly dictionary = new TermDictionary((term, id) => this.tree.set(term, id))
+  /** Per term id: its packed field frequencies in the document being added (0 between documents). */
+  private tfs = new Uint32Array(1024)
+  /** Per term id: its slot in the segment being grouped (-1 between groupings). */
+  private slots = new Int32Array(1024).fill(-1)
 
-  add(term: string): void {
-    if (!this.terms.has(term)) this.terms.set(term, true)
+  /** `tfs`, sized for every id the dictionary has handed out. */
+  frequencies(): Uint32Array {
+    if (this.tfs.length < this.dictionary.size) this.tfs = grown(this.tfs, this.dictionary.size, 0)
+    return this.tfs
+  }
+
+  /** Groups a segment's pending entries (see `group`). */
+  group(segment: Segment): void {
+    if (segment.pending.length === 0) return
+    if (this.slots.length < this.dictionary.size) this.slots = grown(this.slots, this.dictionary.size, -1)
+    group(segment, this.slots)
   }
 
   /** The terms a query word stands for, with their weights (exact 1, prefix and typo less). */
   expand(word: QueryWord): Expansion {
     const weights = new Map<string, number>()
-    if (this.terms.has(word.term)) weights.set(word.term, 1)
+    if (this.tree.has(word.term)) weights.set(word.term, 1)
     if (word.prefix) {
-      for (const term of this.terms.atPrefix(word.term).keys()) {
+      for (const term of this.tree.atPrefix(word.term).keys()) {
         if (term === word.term) continue
         const distance = term.length - word.term.length
         weights.set(term, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * distance))
       }
     }
     if (word.fuzzy > 0) {
-      for (const [term, [, distance]] of this.terms.fuzzyGet(word.term, word.fuzzy)) {
+      for (const [term, [, distance]] of this.tree.fuzzyGet(word.term, word.fuzzy)) {
         if (distance === 0) continue
         const weight = (FUZZY_WEIGHT * term.length) / (term.length + distance)
         if ((weights.get(term) ?? 0) < weight) weights.set(term, weight)
       }
     }
-    return { terms: [...weights.keys()], weights: [...weights.values()] }
+    const terms = [...weights.keys()]
+    return { terms, ids: terms.map((t) => this.tree.get(t)!), weights: [...weights.values()] }
   }
 }
 
@@ -227,6 +343,10 @@ export class SessionPostings {
   private live = 0
   /** Segments changed since `takeDirty`. */
   private readonly dirty = new Set<number>()
+  /** The terms of one field of the document being added. */
+  private readonly cut = new TermIds()
+  /** Term ids of the document being added, each once. */
+  private readonly touched = new TermIds()
 
   constructor(
     readonly sessionId: string,
@@ -264,27 +384,31 @@ export class SessionPostings {
     segment.alive.push(true)
     segment.live++
     const fields = fieldsOf(row)
+    const { dictionary } = this.vocabulary
+    const { cut, touched } = this
+    touched.length = 0
     for (let f = 0; f < FIELDS; f++) {
-      const terms = indexTerms(fields[SEARCH_FIELDS[f]!])
-      segment.lengths.push(terms.length)
-      this.totals[f]! += terms.length
+      cut.length = 0
+      dictionary.cut(fields[SEARCH_FIELDS[f]!], cut)
+      const n = cut.length
+      segment.lengths.push(n)
+      this.totals[f]! += n
       const unit = FIELD_UNIT[f]!
-      for (const term of terms) {
-        let posting = segment.postings.get(term)
-        if (posting === undefined) {
-          posting = { docs: [], tfs: [] }
-          segment.postings.set(term, posting)
-          this.vocabulary.add(term)
-        }
-        const { docs, tfs } = growable(posting)
-        const last = docs.length - 1
-        if (docs[last] === doc) {
-          if (((tfs[last]! >>> (8 * f)) & 0xff) < MAX_TF) tfs[last]! += unit
-        } else {
-          docs.push(doc)
-          tfs.push(unit)
-        }
+      const shift = 8 * f
+      const tf = this.vocabulary.frequencies()
+      const ids = cut.ids
+      for (let k = 0; k < n; k++) {
+        const id = ids[k]!
+        const packed = tf[id]!
+        if (packed === 0) touched.push(id)
+        if (((packed >>> shift) & 0xff) < MAX_TF) tf[id] = packed + unit
       }
+    }
+    const tf = this.vocabulary.frequencies()
+    for (let k = 0; k < touched.length; k++) {
+      const id = touched.ids[k]!
+      segment.pending.push(id, doc, tf[id]!)
+      tf[id] = 0
     }
     this.where.set(row.id, at)
     this.live++
@@ -325,6 +449,7 @@ export class SessionPostings {
 
   private compact(at: number): void {
     const segment = this.segments[at]!
+    this.vocabulary.group(segment)
     if (segment.live === segment.ids.length) return
     const renumber = new Int32Array(segment.ids.length).fill(-1)
     const next = newSegment()
@@ -342,17 +467,28 @@ export class SessionPostings {
     }
     next.lengths = lengths
     next.live = next.ids.length
-    for (const [term, posting] of segment.postings) {
-      const docs: number[] = []
-      const tfs: number[] = []
-      for (let k = 0; k < posting.docs.length; k++) {
-        const doc = renumber[posting.docs[k]!]!
+    let kept = 0
+    for (let k = 0; k < segment.docs.length; k++) if (renumber[segment.docs[k]!]! >= 0) kept++
+    const docs = new Uint32Array(kept)
+    const tfs = new Uint32Array(kept)
+    const starts = [0]
+    let out = 0
+    for (const [slot, term] of segment.termIds.entries()) {
+      const from = out
+      for (let k = segment.starts[slot]!; k < segment.starts[slot + 1]!; k++) {
+        const doc = renumber[segment.docs[k]!]!
         if (doc < 0) continue
-        docs.push(doc)
-        tfs.push(posting.tfs[k]!)
+        docs[out] = doc
+        tfs[out++] = segment.tfs[k]!
       }
-      if (docs.length > 0) next.postings.set(term, { docs, tfs })
+      if (out === from) continue
+      next.slots.set(term, next.termIds.length)
+      next.termIds.push(term)
+      starts.push(out)
     }
+    next.starts = Uint32Array.from(starts)
+    next.docs = docs
+    next.tfs = tfs
     this.segments[at] = next
   }
 
@@ -361,21 +497,8 @@ export class SessionPostings {
   /** Segment `at` as stored (compacted first by `takeDirty`). */
   store(at: number): StoredSegment {
     const segment = this.segments[at]!
-    const terms = [...segment.postings.keys()]
-    let entries = 0
-    for (const posting of segment.postings.values()) entries += posting.docs.length
-    const offsets = new Uint32Array(terms.length + 1)
-    const docs = new Uint32Array(entries)
-    const tfs = new Uint32Array(entries)
-    let k = 0
-    for (const [i, term] of terms.entries()) {
-      const posting = segment.postings.get(term)!
-      offsets[i] = k
-      docs.set(posting.docs, k)
-      tfs.set(posting.tfs, k)
-      k += posting.docs.length
-    }
-    offsets[terms.length] = k
+    this.vocabulary.group(segment)
+    const { dictionary } = this.vocabulary
     return {
       ids: [...segment.ids],
       seq: [...segment.seq],
@@ -383,16 +506,18 @@ export class SessionPostings {
       role: [...segment.role],
       visibility: [...segment.visibility],
       lengths: Uint16Array.from(segment.lengths, (n) => Math.min(n, 0xffff)),
-      terms,
-      offsets,
-      docs,
-      tfs,
+      terms: segment.termIds.map((id) => dictionary.term(id)),
+      // Copies: the segment may be grouped again (and its arrays replaced) while the write runs.
+      offsets: segment.starts.slice(),
+      docs: segment.docs.slice(),
+      tfs: segment.tfs.slice(),
     }
   }
 
-  /** Appends a stored segment (in part order); postings stay views of the stored arrays until changed. */
+  /** Appends a stored segment (in part order); its postings are the stored arrays themselves. */
   load(stored: StoredSegment): void {
     const at = this.segments.length
+    const { dictionary } = this.vocabulary
     const segment: Segment = {
       ids: stored.ids,
       seq: stored.seq,
@@ -402,14 +527,14 @@ export class SessionPostings {
       lengths: stored.lengths,
       alive: new Array<boolean>(stored.ids.length).fill(true),
       live: stored.ids.length,
-      postings: new Map(),
+      slots: new Map(),
+      termIds: stored.terms.map((term) => dictionary.idOf(term)),
+      starts: stored.offsets,
+      docs: stored.docs,
+      tfs: stored.tfs,
+      pending: new Entries(),
     }
-    for (const [i, term] of stored.terms.entries()) {
-      const from = stored.offsets[i]!
-      const to = stored.offsets[i + 1]!
-      segment.postings.set(term, { docs: stored.docs.subarray(from, to), tfs: stored.tfs.subarray(from, to) })
-      this.vocabulary.add(term)
-    }
+    for (const [slot, id] of segment.termIds.entries()) segment.slots.set(id, slot)
     for (const id of stored.ids) this.where.set(id, at)
     for (let doc = 0; doc < stored.ids.length; doc++) {
       for (let f = 0; f < FIELDS; f++) this.totals[f]! += stored.lengths[doc * FIELDS + f]!
@@ -428,11 +553,15 @@ export class SessionPostings {
   search(expansions: readonly Expansion[], top: TopK, includeInactive: boolean): void {
     if (this.live === 0) return
     if (expansions.some((e) => e.terms.length === 0)) return
+    for (const segment of this.segments) this.vocabulary.group(segment)
     // Document frequencies over the session, and the rarest word first: it bounds the candidates.
     const df = expansions.map((e) =>
-      e.terms.map((term) => {
+      e.ids.map((id) => {
         let n = 0
-        for (const segment of this.segments) n += segment.postings.get(term)?.docs.length ?? 0
+        for (const segment of this.segments) {
+          const slot = segment.slots.get(id)
+          if (slot !== undefined) n += segment.starts[slot + 1]! - segment.starts[slot]!
+        }
         return n
       }),
     )
@@ -447,18 +576,18 @@ export class SessionPostings {
       const count = segment.ids.length
       const mark = new Uint8Array(count)
       const score = new Float64Array(count)
-      const lengths = segment.lengths
+      const { lengths, docs, tfs, starts, slots } = segment
       let alive = count
       for (const [step, w] of order.entries()) {
-        const { terms, weights } = expansions[w]!
+        const { ids, weights } = expansions[w]!
         let matched = 0
-        for (let e = 0; e < terms.length; e++) {
-          const posting = segment.postings.get(terms[e]!)
-          if (posting === undefined) continue
+        for (let e = 0; e < ids.length; e++) {
+          const slot = slots.get(ids[e]!)
+          if (slot === undefined) continue
           const factor = weights[e]! * idf[w]![e]!
-          const { docs, tfs } = posting
           const next = step + 1
-          for (let k = 0; k < docs.length; k++) {
+          const to = starts[slot + 1]!
+          for (let k = starts[slot]!; k < to; k++) {
             const doc = docs[k]!
             const m = mark[doc]!
             if (m !== step && m !== next) continue
@@ -474,7 +603,6 @@ export class SessionPostings {
               s = textBoost * (DELTA + (packed * (K1 + 1)) / (packed + K1 * norm))
             } else {
               for (let f = 0; f < FIELDS; f++) {
-                // `>>>` reads the packed number as unsigned 32 bits, whatever its top byte.
                 const tf = (packed >>> (8 * f)) & 0xff
                 if (tf === 0) continue
                 const norm = 1 - B + B * lengths[doc * FIELDS + f]! * inverseAvg[f]!
@@ -503,10 +631,15 @@ export class SessionPostings {
   /** The index terms of `words`' expansions that occur in a candidate (what its snippet highlights). */
   static matchedTerms(expansions: readonly Expansion[], candidate: Candidate): string[] {
     const out: string[] = []
-    for (const { terms } of expansions) {
-      for (const term of terms) {
-        const posting = candidate.segment.postings.get(term)
-        if (posting && contains(posting.docs, candidate.doc)) out.push(term)
+    const { segment, doc } = candidate
+    for (const { terms, ids } of expansions) {
+      for (const [e, id] of ids.entries()) {
+        const slot = segment.slots.get(id)
+        if (
+          slot !== undefined &&
+          contains(segment.docs, segment.starts[slot]!, segment.starts[slot + 1]!, doc)
+        )
+          out.push(terms[e]!)
       }
     }
     return out

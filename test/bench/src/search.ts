@@ -16,10 +16,15 @@
 
 import { seedTurn } from '../../../demo/seed'
 import type { SessionlineClient, TimelineSnapshot } from '../../../src/client/types'
-import type { SearchIndexEvent } from '../../../src/engine/search/index'
+import { fieldsOf, SEARCH_FIELDS } from '../../../src/engine/search/documents'
+import { BUILD_PAGE, type SearchIndexEvent } from '../../../src/engine/search/index'
+import { SessionPostings, Vocabulary } from '../../../src/engine/search/postings'
+import { indexTerms } from '../../../src/engine/search/terms'
 import type { Engine } from '../../../src/engine/types'
 import { createEngine } from '../../../src/index'
-import { openDb } from '../../../src/store/db'
+import type { SessionMessage } from '../../../src/schema/messages'
+import { openDb, type SessionlineDb } from '../../../src/store/db'
+import { rowsInKeyOrder, rowsToIndex } from '../../../src/store/search'
 import type { BenchConfig } from './config'
 import type { BenchEnv } from './env'
 import { openRaw } from './raw'
@@ -89,6 +94,51 @@ function storedSize(value: unknown): number {
   return String(value).length
 }
 
+const sum = (events: readonly SearchIndexEvent[], key: 'ms' | 'readMs' | 'indexMs') =>
+  events.reduce((n, e) => n + (e[key] ?? 0), 0)
+
+/**
+ * Where a build's time goes, each phase timed alone over the same rows: reading them as a build
+ * of many sessions reads them (pages of the rows table in key order; and, for comparison, page
+ * by page one session after the other through the `[sessionId+seq]` index), folding and cutting their text
+ * into terms, and the postings built from those terms (a whole index build minus the terms).
+ */
+async function buildPhases(db: SessionlineDb, sessionIds: readonly string[], all: readonly SessionMessage[]) {
+  const t0 = performance.now()
+  for (const id of sessionIds) {
+    let from: number | undefined = 1
+    while (from !== undefined) from = (await rowsToIndex(db, id, from, BUILD_PAGE)).nextSeq
+  }
+  const bySessionMs = performance.now() - t0
+  const tk = performance.now()
+  let after: string | undefined
+  for (let first = true; first || after !== undefined; first = false) {
+    after = (await rowsInKeyOrder(db, after, BUILD_PAGE, first)).nextAfter
+  }
+  const readMs = performance.now() - tk
+  const t1 = performance.now()
+  let terms = 0
+  for (const row of all) {
+    const fields = fieldsOf(row)
+    for (const field of SEARCH_FIELDS) terms += indexTerms(fields[field]).length
+  }
+  const termsMs = performance.now() - t1
+  const bySession = new Map<string, SessionMessage[]>()
+  for (const row of all) {
+    const list = bySession.get(row.sessionId) ?? []
+    list.push(row)
+    bySession.set(row.sessionId, list)
+  }
+  const vocabulary = new Vocabulary()
+  const t2 = performance.now()
+  for (const [id, rows] of bySession) {
+    const postings = new SessionPostings(id, vocabulary)
+    for (const row of rows) postings.add(row)
+  }
+  const indexMs = performance.now() - t2
+  return { bySessionMs, readMs, termsMs, postingsMs: indexMs - termsMs, terms }
+}
+
 /** Runs in the worker: (8). */
 export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
   const events: SearchIndexEvent[] = []
@@ -130,6 +180,19 @@ export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Compar
 
     // Warm queries measure the built index, not its first write, which follows the build.
     await waitFor(() => events.filter((e) => e.kind === 'persisted').length >= built.length)
+    const persisted = events.filter((e) => e.kind === 'persisted')
+    env.log('(8) the build phases, each alone')
+    const phases = await buildPhases(
+      raw,
+      sessions.map((s) => s.id),
+      all,
+    )
+    const s1 = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+    const phaseNote =
+      `in the build: waiting for rows ${s1(sum(built, 'readMs'))}, indexing ${s1(sum(built, 'indexMs'))}; ` +
+      `alone: reading in key order ${s1(phases.readMs)} (by session ${s1(phases.bySessionMs)}), terms ${s1(phases.termsMs)} (${(phases.terms / 1e6).toFixed(1)} M), ` +
+      `postings ${s1(phases.postingsMs)}; the write after it ${s1(sum(persisted, 'ms'))}`
+    env.log(`(8) ${phaseNote}`)
     env.log('(8) warm queries')
     const texts = all.map((row) =>
       row.parts
@@ -165,7 +228,7 @@ export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Compar
           id: 'search-build',
           name: `search index build, ${rows.toLocaleString('en-US')} rows (first search)`,
           op: 'build',
-          note: `${Math.round(per100k(buildMs))} ms per 100,000 rows (target ≤ 2,000 ms); ${built.length} session indexes; ${duringBuild.length} tail pages read during the build, slowest ${slowestPage.toFixed(1)} ms; raw: reading the rows`,
+          note: `${Math.round(per100k(buildMs))} ms per 100,000 rows (target ≤ 2,000 ms); ${built.length} session indexes; ${duringBuild.length} tail pages read during the build, slowest ${slowestPage.toFixed(1)} ms; ${phaseNote}; raw: reading the rows`,
         },
         figure([buildMs], 1),
         figure([readMs], 1),
