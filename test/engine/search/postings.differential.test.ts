@@ -17,6 +17,7 @@ import type { SessionMessage } from '../../../src/schema/messages'
 import { Stamper } from '../../bench/src/fixtures'
 import { QUERIES } from '../../bench/src/search'
 import * as reference from '../../support/postings-reference'
+import { trickyTextPieces } from '../../support/text-pieces'
 
 type Impl = typeof current | typeof reference
 
@@ -222,24 +223,7 @@ test('the demo-seeded corpus (9,000 rows over three segments in two sessions) bu
 })
 
 test('the dictionary cuts exactly the terms indexTerms does, ASCII or not, and gives one id per term', () => {
-  const pieces = fc.constantFrom(
-    'read_file',
-    'Hello',
-    'WORLD',
-    ' ',
-    '\n',
-    '{"q":"x1"}',
-    'Café',
-    'ß',
-    '東京',
-    '검색',
-    '42',
-    'é',
-    '\u0301',
-    'ｆｕｌｌ',
-    'K',
-    '\u212a',
-  )
+  const pieces = trickyTextPieces
   fc.assert(
     fc.property(
       fc.array(fc.array(fc.oneof(pieces, fc.string(), fc.string({ unit: 'binary' })), { maxLength: 10 }), {

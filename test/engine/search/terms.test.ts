@@ -5,25 +5,9 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
 import { indexTerms, indexTokens } from '../../../src/engine/search/terms'
+import { trickyTextPieces } from '../../support/text-pieces'
 
-const pieces = fc.constantFrom(
-  'read_file',
-  'Hello',
-  'WORLD',
-  ' ',
-  '\n',
-  '{"q":"x1"}',
-  'Café',
-  'ß',
-  '東京',
-  '검색',
-  '42',
-  '-',
-  'é',
-  '\u0301',
-  'ｆｕｌｌ',
-  '\u{1F600}',
-)
+const pieces = trickyTextPieces
 
 test('indexTerms gives exactly the terms of indexTokens, ASCII fast path or not', () => {
   fc.assert(
