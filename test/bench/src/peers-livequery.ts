@@ -22,6 +22,17 @@ export interface PeerMessage {
   createdAt: number
 }
 
+/** A prompt as both peers store it: the app's own row, written once. */
+export const promptRow = (sessionId: string, seq: number, prompt: ChatPrompt): PeerMessage => ({
+  id: prompt.id,
+  sessionId,
+  seq,
+  role: 'user',
+  text: prompt.text,
+  status: 'done',
+  createdAt: Date.now(),
+})
+
 type ChatDb = Dexie & { messages: Table<PeerMessage, string> }
 
 function openChatDb(name: string, env: DexieEnv): ChatDb {
@@ -72,15 +83,7 @@ export function liveQuerySide(env: DexieEnv, dbName: string, sessionId: string):
     async admit(prompts: readonly ChatPrompt[]) {
       const t0 = performance.now()
       for (const p of prompts) {
-        await db.messages.put({
-          id: p.id,
-          sessionId,
-          seq: ++seq,
-          role: 'user',
-          text: p.text,
-          status: 'done',
-          createdAt: Date.now(),
-        })
+        await db.messages.put(promptRow(sessionId, ++seq, p))
       }
       const id = prompts[prompts.length - 1]?.id
       await latest.until((rows) => last(rows)?.id === id, `prompt ${id}`)

@@ -15,7 +15,7 @@ import {
   type RxJsonSchema,
 } from 'rxdb/plugins/core'
 import { getRxStorageDexie } from 'rxdb/plugins/storage-dexie'
-import type { PeerMessage } from './peers-livequery'
+import { type PeerMessage, promptRow } from './peers-livequery'
 import type { ChatPrompt, ChatReply, ChatSide, HistoryRow } from './peers-workload'
 import { Latest, timeFreshRead } from './peers-workload'
 import type { DexieEnv } from './raw'
@@ -85,15 +85,7 @@ export function rxdbSide(env: DexieEnv, dbName: string, sessionId: string): Chat
       const messages = opened().messages
       const t0 = performance.now()
       for (const p of prompts) {
-        await messages.insert({
-          id: p.id,
-          sessionId,
-          seq: ++seq,
-          role: 'user',
-          text: p.text,
-          status: 'done',
-          createdAt: Date.now(),
-        })
+        await messages.insert(promptRow(sessionId, ++seq, p))
       }
       const id = prompts[prompts.length - 1]?.id
       await latest.until((docs) => last(docs)?.id === id, `prompt ${id}`)
