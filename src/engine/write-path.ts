@@ -230,20 +230,23 @@ export function createWritePath({
     }
   }
 
-  /** Settles every write of `batch` but those deferred to the next batch, which it returns. */
+  /**
+   * Settles every write of `batch` but those deferred to the next batch, which it returns. A lone
+   * write is a batch of one: the same guess in one round trip, the same careful path.
+   */
   async function commitBatch(entry: Entry, batch: Queued[]): Promise<Queued[]> {
-    if (batch.length === 1) {
-      await settle(batch[0] as Queued, () => writeTo(entry, (batch[0] as Queued).spec))
-      return []
-    }
     let together: Awaited<ReturnType<typeof commitTogether>>
     try {
       together = await commitTogether(entry, batch)
-    } catch {
+    } catch (error) {
+      if (batch.length === 1) {
+        ;(batch[0] as Queued).reject(error)
+        return []
+      }
       // The shared transaction failed (a row or input id another engine took meanwhile, a
       // storage error): nothing of it was written. Each write runs again alone, in order, so
       // only the one at fault fails.
-      for (const item of batch) await settle(item, () => writeTo(entry, item.spec))
+      for (const item of batch) await commitBatch(entry, [item])
       return []
     }
     together.outcomes.forEach((outcome, i) => {
@@ -253,14 +256,6 @@ export function createWritePath({
         item.resolve({ answer: outcome.planned.decision.answer, wrote: outcome.planned.next !== undefined })
     })
     return batch.slice(together.outcomes.length)
-  }
-
-  async function settle(item: Queued, run: () => Promise<Written<unknown>>): Promise<void> {
-    try {
-      item.resolve(await run())
-    } catch (error) {
-      item.reject(error)
-    }
   }
 
   /**
@@ -302,7 +297,7 @@ export function createWritePath({
   }
 
   /**
-   * The batch in one round trip, as `writeTo` does for one write: every write decided on the
+   * The batch in one round trip: every write decided on the
    * cache and the facts its `expect` predicts, the writes issued right behind the reads, and
    * the transaction aborted if the reads prove any guess wrong. Undefined when a guess cannot be
    * made (a refusal is only ever answered from the stored state) or did not hold: the careful
@@ -414,68 +409,6 @@ export function createWritePath({
     return { decision, next, write: stored.write }
   }
 
-  async function writeTo<K extends Command['type'], F>(
-    held: Entry,
-    spec: WriteSpec<K, F>,
-  ): Promise<Written<Answers[K]>> {
-    const sessionId = held.id
-    const entry = await cache.load(held)
-    const scope = spec.scope ?? 'log'
-    const transaction = scope === 'inbox' ? inInboxWrite : inWrite
-    const cached = entry.snap
-    const guess = cached && spec.expect ? speculate(spec, cached) : undefined
-    if (cached && guess) {
-      const out = await transaction(db, async () => {
-        const reads = Promise.all([getSessionRow(db, sessionId), (guess.readFacts ?? spec.readFacts)?.()])
-        const writes = guess.planned.next ? persist(sessionId, cached, guess.planned) : undefined
-        // If we abort below, these fail with the abort; that failure is expected, not news.
-        writes?.catch(() => undefined)
-        const [row, facts] = await reads
-        if (row?.rev !== cached.row.rev || !guess.holds(facts as F)) throw STALE
-        await writes
-        return guess.planned
-      }).catch((error: unknown) => {
-        if (error === STALE) return undefined
-        throw error
-      })
-      if (out) return published(entry, cached, out, true)
-    }
-    const { base, planned, complete } = await transaction(db, async () => {
-      // Every IndexedDB request is a round trip to the storage process: what the decision will
-      // need is asked for together with the session row, not after it.
-      const [row, facts] = await Promise.all([getSessionRow(db, sessionId), spec.readFacts?.()])
-      if (!row) throw notFound(sessionId)
-      const current = entry.snap
-      const base =
-        current && current.row.rev === row.rev
-          ? current
-          : scope === 'inbox'
-            ? await cache.inboxInTx(sessionId, row, current)
-            : await cache.snapshotInTx(sessionId, row)
-      const planned = plan(base, spec.command(facts as F))
-      if (planned.next) await persist(sessionId, base, planned)
-      // An inbox write on a stale cache carried the folds over unread: its state is partial.
-      return { base, planned, complete: base === current || scope === 'log' }
-    })
-    return published(entry, base, planned, complete)
-  }
-
-  /** The decision made from the cache and the expected facts, or undefined if it cannot be made. */
-  function speculate<K extends Command['type'], F>(spec: WriteSpec<K, F>, cached: Snapshot) {
-    const expected = spec.expect?.(cached)
-    if (!expected) return undefined
-    try {
-      return {
-        planned: plan(cached, spec.command(expected.facts)),
-        readFacts: expected.readFacts,
-        holds: expected.holds,
-      }
-    } catch {
-      // The careful path raises the refusal, if it still holds against the stored state.
-      return undefined
-    }
-  }
-
   /** After a commit: tells peers, moves the cache and pushes the change; returns the answer. */
   function published<T>(entry: Entry, base: Snapshot, planned: Planned<T>, complete: boolean): Written<T> {
     const { decision, next } = planned
@@ -521,35 +454,6 @@ export function createWritePath({
     if (changedRows.length > 0) writes.push(db.messages.bulkPut(changedRows))
     if (freshReceipts.length > 0) writes.push(db.inputs.bulkAdd(freshReceipts))
     if (changedReceipts.length > 0) writes.push(db.inputs.bulkPut(changedReceipts))
-    const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
-    if (states) writes.push(states)
-    await Promise.all(writes)
-  }
-
-  /** Stores a decision: the session row, events, rows (new ones added), receipts and changed folds. */
-  async function persist<T>(sessionId: string, base: Snapshot, planned: Planned<T>): Promise<void> {
-    const { decision } = planned
-    const next = planned.next as Snapshot
-    const rows = planned.write ?? []
-    const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
-    if (decision.events.length > 0) writes.push(db.events.bulkAdd(decision.events))
-    if (rows.length > 0) {
-      const created = new Set(decision.createdRowIds)
-      const fresh = rows.filter((row) => created.has(row.id))
-      const updated = fresh.length === 0 ? rows : rows.filter((row) => !created.has(row.id))
-      if (fresh.length > 0) writes.push(addRows(db, fresh))
-      if (updated.length > 0) writes.push(db.messages.bulkPut(updated))
-    }
-    if (decision.receipts.length > 0) {
-      writes.push(
-        decision.newReceipts
-          ? db.inputs.bulkAdd(decision.receipts).catch((error: unknown) => {
-              // Only a write that guessed the id was new gets here: the careful path redoes it.
-              throw isConstraintError(error) ? STALE : error
-            })
-          : db.inputs.bulkPut(decision.receipts),
-      )
-    }
     const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
     if (states) writes.push(states)
     await Promise.all(writes)
