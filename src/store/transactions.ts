@@ -3,6 +3,7 @@
  * whatever Dexie transaction is active (`inWrite`/`inRead` open one); none awaits anything
  * but IndexedDB, so a transaction never commits early.
  */
+import Dexie, { type Table } from 'dexie'
 import { type IdOwner, idTaken } from '../core/ids'
 import { isReadable } from '../core/visibility'
 import { SessionlineError } from '../schema/errors'
@@ -25,14 +26,58 @@ export function inInboxWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Pro
   return db.transaction('rw', [db.sessions, db.inputs, db.messages], scope)
 }
 
+/**
+ * Runs `fn` in a task of its own. Dexie keeps a transaction's zone alive for the microtasks
+ * that follow its requests, so a promise resolved from inside a transaction would run its
+ * caller's next write in that zone ("sub-transaction ... parent is READONLY"); a new task starts
+ * outside every zone. A MessageChannel, not setTimeout: nested timers are clamped to 4 ms.
+ */
+const inNextTask: (fn: () => void) => void = (() => {
+  if (typeof MessageChannel === 'undefined') return (fn) => void setTimeout(fn, 0)
+  const due: (() => void)[] = []
+  let channel: MessageChannel | undefined
+  return (fn) => {
+    due.push(fn)
+    if (due.length > 1) return
+    if (!channel) {
+      channel = new MessageChannel()
+      channel.port1.onmessage = () => {
+        for (const run of due.splice(0)) run()
+      }
+      // Node: a pending read must not be all that keeps the process alive.
+      ;(channel.port1 as { unref?: () => void }).unref?.()
+    }
+    channel.port2.postMessage(0)
+  }
+})()
+
+/**
+ * Runs `scope` in one readonly transaction over `tables` and answers as soon as `scope` has:
+ * what a readonly transaction read cannot change when it completes, and waiting for its
+ * `complete` event costs a round trip to the browser's storage backend per read. A failure of
+ * `scope` still aborts the transaction and rejects. A read inside another transaction joins it
+ * and answers in its zone, as Dexie's own nesting does.
+ */
+export function answerRead<T>(db: SessionlineDb, tables: Table[], scope: () => Promise<T>): Promise<T> {
+  if (Dexie.currentTransaction) return db.transaction('r', tables, scope)
+  return new Promise<T>((resolve, reject) => {
+    db.transaction('r', tables, () =>
+      scope().then((value) => {
+        inNextTask(() => resolve(value))
+        return value
+      }),
+    ).catch(reject)
+  })
+}
+
 /** Runs `scope` in one readonly transaction: every read inside sees one consistent state. */
 export function inRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
-  return db.transaction('r', [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
+  return answerRead(db, [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
 }
 
 /** A readonly transaction over the session row and its transcript rows only (page reads). */
 export function inRowsRead<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
-  return db.transaction('r', [db.sessions, db.messages], scope)
+  return answerRead(db, [db.sessions, db.messages], scope)
 }
 
 /**
