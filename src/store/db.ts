@@ -74,6 +74,9 @@ export function declareSchema(db: Dexie, versions: readonly SchemaVersion[] = SC
   for (const v of versions) db.version(v.version).stores({ ...v.stores })
 }
 
+/** Dexie's own middleware that only serves liveQuery and table hooks, which sessionline never uses. */
+const UNUSED_MIDDLEWARE = ['Observability', 'Cache', 'HooksMiddleware'] as const
+
 export function openDb(
   name: string,
   options: DbOptions & { durability?: 'relaxed' | 'strict' } = {},
@@ -89,6 +92,10 @@ export function openDb(
     // Despite its name, Dexie hands this to every browser's `IDBDatabase.transaction`.
     ...(options.durability && { chromeTransactionDurability: options.durability }),
   }) as SessionlineDb
+  // Nothing observes this database through Dexie (the engine publishes its own changes):
+  // Dexie's liveQuery bookkeeping would compute the key ranges of every write and post them
+  // to every tab and worker of the origin at each commit. Hooks are not used either.
+  for (const name of UNUSED_MIDDLEWARE) db.unuse({ stack: 'dbcore', name })
   declareSchema(db, versions)
   return db
 }
