@@ -53,6 +53,8 @@ for (const [i, arg] of argv.entries()) {
 const MODE = flag('--node') ? 'node' : 'browser'
 const PRESET = MODE === 'node' ? 'node' : flag('--huge') ? 'huge' : flag('--quick') ? 'quick' : 'full'
 const OVERRIDES = JSON.parse(option('--config') ?? '{}')
+/** `BENCH_TRACE=<file>`: record a Chromium trace of the run (see startTrace). */
+const TRACE = process.env.BENCH_TRACE
 /** `--only a,b`: the browser steps (and `folds`) to run; the rest is skipped, so one step can be rerun alone. */
 const STEPS = ['writes', 'reads', 'comlink', 'search', 'jumps', 'stream-page', 'peers', 'folds']
 const ONLY = option('--only')?.split(',')
@@ -208,6 +210,50 @@ function serve(/** @type {string} */ dir) {
   })
 }
 
+/**
+ * Records a Chromium trace of the page's renderer (its main thread and workers, V8 samples,
+ * IndexedDB and user timing) into `file` when the run ends: `BENCH_TRACE=<file>` on the command
+ * line. The file opens in Chrome's performance panel or Perfetto; it is large (≈ 300 MB for
+ * `--quick --only peers`), and tracing slows the run, so its figures are not comparable.
+ * @param {import('playwright-core').BrowserContext} context
+ * @param {import('playwright-core').Page} page
+ * @param {string} file
+ */
+async function startTrace(context, page, file) {
+  const cdp = await context.newCDPSession(page)
+  const categories = [
+    'toplevel',
+    'devtools.timeline',
+    'disabled-by-default-devtools.timeline',
+    'v8',
+    'v8.execute',
+    'disabled-by-default-v8.cpu_profiler',
+    'IndexedDB',
+    'blink.user_timing',
+  ]
+  await cdp.send('Tracing.start', {
+    transferMode: 'ReturnAsStream',
+    traceConfig: { includedCategories: categories },
+  })
+  // Cleanups run last first: this one before Chromium closes.
+  cleanups.push(async () => {
+    const complete = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve))
+    await cdp.send('Tracing.end')
+    const { stream } = /** @type {{ stream: string }} */ (await complete)
+    const out = fs.openSync(file, 'w')
+    try {
+      for (;;) {
+        const chunk = await cdp.send('IO.read', { handle: stream, size: 1 << 20 })
+        fs.writeSync(out, chunk.base64Encoded ? Buffer.from(chunk.data, 'base64') : chunk.data)
+        if (chunk.eof) break
+      }
+    } finally {
+      fs.closeSync(out)
+    }
+    log('trace written to', file)
+  })
+}
+
 /** @param {Record<string, unknown>} report */
 async function runInBrowser(report) {
   if (!flag('--skip-build')) {
@@ -266,6 +312,7 @@ async function runInBrowser(report) {
 
   const page = context.pages()[0] ?? (await context.newPage())
   watch(page)
+  if (TRACE) await startTrace(context, page, TRACE)
   await page.goto(`${origin}/index.html`, { timeout: 30_000 })
   await page.waitForFunction(() => window.bench !== undefined, null, { timeout: 30_000 })
   const config = await page.evaluate((request) => window.bench?.config(request), {

@@ -97,7 +97,8 @@ export const QUICK: BenchConfig = {
   appendTurns: 2,
   promoteCalls: 50,
   writeReps: 3,
-  streamReps: 1,
+  // Two answers: a p95 of 20 flushes alone is nearly their slowest one, and swung 0.9–1.9× run to run.
+  streamReps: 2,
   seedTurns: 1000,
   coldReps: 5,
   tailReads: 20,
