@@ -1,16 +1,17 @@
 /**
  * Storage of the search index (src/engine/search/): each session's index as numbered parts in
- * the `search` table, read and written in transactions of their own. The index is derived from
+ * the `search` table, read and written in transactions of their own (reads answer early, 0026). The index is derived from
  * the rows and checked against the session row before use, so it never needs to share a
  * transaction with the writes it follows: a part that is behind is caught up, never trusted.
  */
 
 import { isReadable } from '../core/visibility'
 import { MAX_KEY, MIN_KEY, type SearchPartRow, type SessionlineDb, type SessionRow } from './db'
+import { answerRead } from './transactions'
 
 /** Every stored part of one session's index, ascending by part. */
 export function readSearchParts(db: SessionlineDb, sessionId: string): Promise<SearchPartRow[]> {
-  return db.transaction('r', db.search, () =>
+  return answerRead(db, [db.search], () =>
     db.search.where('[sessionId+part]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).toArray(),
   )
 }
@@ -38,7 +39,7 @@ export function deleteSearchParts(db: SessionlineDb, sessionId: string): Promise
 
 /** The session rows search looks at: one, or all. */
 export function sessionRowsFor(db: SessionlineDb, sessionId?: string): Promise<SessionRow[]> {
-  return db.transaction('r', db.sessions, async () => {
+  return answerRead(db, [db.sessions], async () => {
     if (sessionId === undefined) return db.sessions.toArray()
     const row = await db.sessions.get(sessionId)
     return row ? [row] : []
@@ -51,7 +52,7 @@ export function sessionRowsFor(db: SessionlineDb, sessionId?: string): Promise<S
  * starts, undefined after the last.
  */
 export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: number, limit: number) {
-  return db.transaction('r', [db.sessions, db.messages], async () => {
+  return answerRead(db, [db.sessions, db.messages], async () => {
     const [row, stored] = await Promise.all([
       db.sessions.get(sessionId),
       db.messages
@@ -79,7 +80,7 @@ export function rowsInKeyOrder(
   limit: number,
   sessions: boolean,
 ) {
-  return db.transaction('r', [db.sessions, db.messages], async () => {
+  return answerRead(db, [db.sessions, db.messages], async () => {
     const [rows, stored] = await Promise.all([
       sessions ? db.sessions.toArray() : undefined,
       (afterId === undefined ? db.messages.toCollection() : db.messages.where(':id').above(afterId))
@@ -94,17 +95,17 @@ export function rowsInKeyOrder(
 
 /** The stored index heads (part 0) of `sessionIds`, in that order (undefined where none). */
 export function searchHeads(db: SessionlineDb, sessionIds: readonly string[]) {
-  return db.transaction('r', db.search, () =>
+  return answerRead(db, [db.search], () =>
     db.search.bulkGet(sessionIds.map((id): [string, number] => [id, 0])),
   )
 }
 
 /** One session row. */
 export function sessionRow(db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> {
-  return db.transaction('r', db.sessions, () => db.sessions.get(sessionId))
+  return answerRead(db, [db.sessions], () => db.sessions.get(sessionId))
 }
 
 /** Rows by id, in the order asked (undefined where gone). */
 export function rowsById(db: SessionlineDb, ids: readonly string[]) {
-  return db.transaction('r', db.messages, () => db.messages.bulkGet([...ids]))
+  return answerRead(db, [db.messages], () => db.messages.bulkGet([...ids]))
 }

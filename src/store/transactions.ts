@@ -91,7 +91,7 @@ export function logBetween(
   afterSeq: number,
   throughSeq: number,
 ): Promise<StoredEvent[]> {
-  return db.transaction('r', db.events, () => eventsBetween(db, sessionId, afterSeq, throughSeq))
+  return answerRead(db, [db.events], () => eventsBetween(db, sessionId, afterSeq, throughSeq))
 }
 
 export const getSessionRow = (db: SessionlineDb, sessionId: string): Promise<SessionRow | undefined> =>
