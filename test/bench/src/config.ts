@@ -97,8 +97,8 @@ export const QUICK: BenchConfig = {
   appendTurns: 2,
   promoteCalls: 50,
   writeReps: 3,
-  // Two answers: a p95 of 20 flushes alone is nearly their slowest one, and swung 0.9–1.9× run to run.
-  streamReps: 2,
+  // As many answers as the full run: a p95 of 20 or 40 flushes is nearly their slowest, and swung 0.5–1.9×.
+  streamReps: 3,
   seedTurns: 1000,
   coldReps: 5,
   tailReads: 20,
