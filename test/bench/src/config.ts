@@ -100,7 +100,8 @@ export const QUICK: BenchConfig = {
   // As many answers as the full run: a p95 of 20 or 40 flushes is nearly their slowest, and swung 0.5–1.9×.
   streamReps: 3,
   seedTurns: 1000,
-  coldReps: 5,
+  // Cold opens are single samples of ~10 ms: five gave medians 2.6–4.4× raw on one commit.
+  coldReps: 9,
   tailReads: 20,
   tailReps: 3,
   loadReps: 3,
