@@ -195,8 +195,11 @@ export function mergeTurnRailItems(
  * `mergeTurnRailItems` with memory, for a view that re-merges on every change: the marks are
  * rebuilt only when the outline changes (reusing unchanged marks), loaded items keep their
  * identity while their words do not change, and a call that changes no item returns the previous
- * array. A streamed delta costs the loaded turns plus one copy of the marks, never a
- * re-validation of the whole outline.
+ * array. A streamed delta re-places only the loaded turns after the last one it kept: with the
+ * outline unchanged and the loaded turns clean (sound, ascending, each with a mark), the turns
+ * before the first one that changed keep their places, and the rail is the last one with that
+ * suffix patched. The work per delta is then a copy of the rail, not a walk of every loaded turn
+ * and mark (6 ms a frame with 10,000 rows loaded, before).
  */
 export function createTurnRail(): (
   loadedTurns: readonly LoadedTurn[],
@@ -208,12 +211,56 @@ export function createTurnRail(): (
   let placed: readonly Placed[] = []
   let byTurn = new Map<number, LoadedItem>()
   let result: readonly RailItem[] = EMPTY_RAIL
+  /** `placed` is `lastLoaded` one to one (nothing dropped or reordered) and every item has a mark. */
+  let clean = false
+
+  /** The rail with the loaded turns from `kept` on placed anew, or undefined when that cannot be done in place. */
+  function patched(loadedTurns: readonly LoadedTurn[], kept: number): readonly RailItem[] | undefined {
+    let previousTurn = kept > 0 ? loadedTurns[kept - 1]!.turn : 0
+    const fresh: Placed[] = []
+    for (let i = kept; i < loadedTurns.length; i++) {
+      const turn = loadedTurns[i]!
+      if (!isSoundLoaded(turn) || turn.turn <= previousTurn) return undefined
+      previousTurn = turn.turn
+      const at = indexOfTurn(marks, turn.turn)
+      if (at < 0) return undefined
+      fresh.push({ at, item: loadedItem(turn, marks[at], byTurn.get(turn.turn)) })
+    }
+    const old = placed.slice(kept)
+    if (samePlacement(fresh, old)) return result
+    const items: RailItem[] = [...result]
+    for (const { at, item } of old) {
+      items[at] = marks[at]!
+      byTurn.delete(item.turn)
+    }
+    for (const { at, item } of fresh) {
+      items[at] = item
+      byTurn.set(item.turn, item)
+    }
+    placed = [...placed.slice(0, kept), ...fresh]
+    return Object.freeze(items)
+  }
+
   return (loadedTurns, outline) => {
     if (outline === lastOutline && loadedTurns === lastLoaded) return result
+    if (outline === lastOutline && clean && lastLoaded !== undefined) {
+      let kept = 0
+      const shorter = Math.min(loadedTurns.length, lastLoaded.length)
+      while (kept < shorter && loadedTurns[kept] === lastLoaded[kept]) kept++
+      const next = patched(loadedTurns, kept)
+      if (next !== undefined) {
+        lastLoaded = loadedTurns
+        result = next
+        return result
+      }
+    }
     const nextMarks = outline === lastOutline ? marks : unloadedItems(outline, marks)
-    const nextPlaced = placeLoaded(soundByTurn(loadedTurns, isSoundLoaded), nextMarks, byTurn)
+    const sound = soundByTurn(loadedTurns, isSoundLoaded)
+    const nextPlaced = placeLoaded(sound, nextMarks, byTurn)
     lastOutline = outline
     lastLoaded = loadedTurns
+    clean = sound.length === loadedTurns.length && sound.every((t, i) => t === loadedTurns[i])
+    clean &&= nextPlaced.every(({ at }) => at >= 0)
     if (nextMarks === marks && samePlacement(nextPlaced, placed)) return result
     marks = nextMarks
     placed = nextPlaced

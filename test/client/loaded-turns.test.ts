@@ -124,3 +124,105 @@ test('keeps each turn and the array while its rows are the same objects', () => 
   expect(next[0]).toBe(first[0])
   expect(next[1]!.response).toBe('second, longer')
 })
+
+/** One edit of a window as the view makes them: a delta, a new row, older rows paged in, a row gone, a gap. */
+const edit = fc.oneof(
+  fc.record({
+    kind: fc.constant('grow' as const),
+    at: fc.nat(),
+    text: fc.constantFrom(' more', '\nnext line', ''),
+  }),
+  fc.record({ kind: fc.constant('same' as const), at: fc.nat() }),
+  fc.record({
+    kind: fc.constant('append' as const),
+    newTurn: fc.boolean(),
+    role: fc.constantFrom('user' as const, 'assistant' as const),
+  }),
+  fc.record({ kind: fc.constant('prepend' as const), count: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ kind: fc.constant('remove' as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant('hasOlder' as const) }),
+  fc.record({ kind: fc.constant('breaks' as const), at: fc.nat() }),
+)
+
+test('walking again from the first changed row gives what a fresh walk gives, over any edits (fixed seed)', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 12 }), fc.array(edit, { maxLength: 25 }), (turnCount, edits) => {
+      let seq = 1000
+      const row = (turn: number, role: 'user' | 'assistant', text: string): MessageRow => {
+        const id = `r${seq}`
+        return {
+          key: id,
+          kind: 'message',
+          message: {
+            id,
+            sessionId: 's',
+            seq: seq++,
+            role,
+            turn,
+            parts: [{ type: 'text', text }],
+            status: 'complete',
+            visibility: 'visible',
+            createdAt: 0,
+            updatedAt: 0,
+          },
+        }
+      }
+      let rows: MessageRow[] = []
+      for (let t = 1; t <= turnCount; t++)
+        rows.push(row(t, 'user', `ask ${t}`), row(t, 'assistant', `answer ${t}`))
+      let hasOlder = true
+      let breaks: number[] = []
+      let oldest = 1
+      const derive = createLoadedTurns()
+      let before = derive(rows, hasOlder, breaks)
+      for (const e of edits) {
+        const next = rows.slice()
+        if (e.kind === 'grow' && next.length > 0) {
+          const at = e.at % next.length
+          const { message } = next[at]!
+          const text = (message.parts[0] as { text: string }).text + e.text
+          next[at] = { ...next[at]!, message: { ...message, parts: [{ type: 'text', text }] } }
+        } else if (e.kind === 'same' && next.length > 0) {
+          const at = e.at % next.length
+          next[at] = { ...next[at]! } // a new object, the same words
+        } else if (e.kind === 'append') {
+          const lastTurn = next.at(-1)?.message.turn ?? 0
+          next.push(row(e.newTurn || lastTurn === 0 ? lastTurn + 1 : lastTurn, e.role, `said ${seq}`))
+        } else if (e.kind === 'prepend') {
+          const older = Array.from({ length: e.count }, () =>
+            row(Math.max(0, --oldest), 'assistant', `old ${seq}`),
+          )
+          next.unshift(...older.reverse())
+          breaks = breaks.map((b) => b + e.count)
+        } else if (e.kind === 'remove' && next.length > 0) {
+          const at = e.at % next.length
+          next.splice(at, 1)
+          breaks = breaks.filter((b) => b !== at).map((b) => (b > at ? b - 1 : b))
+        } else if (e.kind === 'hasOlder') hasOlder = !hasOlder
+        else if (e.kind === 'breaks' && next.length > 1) {
+          const at = 1 + (e.at % (next.length - 1))
+          breaks = breaks.includes(at)
+            ? breaks.filter((b) => b !== at)
+            : [...breaks, at].sort((a, b) => a - b)
+        }
+        const previous = rows
+        rows = next
+        const after = derive(rows, hasOlder, breaks)
+        expect(after).toEqual(createLoadedTurns()(rows, hasOlder, breaks))
+        // With the same segments, a turn whose rows are the very same objects keeps its mark.
+        if (e.kind === 'grow' || e.kind === 'same' || e.kind === 'append') {
+          const rowsOf = (list: MessageRow[], turn: number) => list.filter((r) => r.message.turn === turn)
+          for (const turn of after) {
+            const was = before.find((t) => t.turn === turn.turn)
+            const now = rowsOf(rows, turn.turn)
+            const then = rowsOf(previous, turn.turn)
+            if (was && now.length === then.length && now.every((r, i) => r === then[i]))
+              expect(turn).toBe(was)
+          }
+        }
+        before = after
+      }
+    }),
+    { seed: 42, numRuns: 300 },
+  )
+})

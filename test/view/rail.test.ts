@@ -137,6 +137,51 @@ describe('createTurnRail', () => {
     for (let i = 0; i < 9_999; i++) if (after[i] !== before[i]) throw new Error(`mark ${i} was rebuilt`)
   })
 
+  test('patching the last rail in place agrees with mergeTurnRailItems: loaded turns kept as a prefix, the rest replaced (fixed seed)', () => {
+    // The same outline array throughout and loaded turns that keep the objects of a prefix: the
+    // rail takes its in-place path, and falls back to a whole merge when the suffix is not clean.
+    const outline = Array.from({ length: 40 }, (_, i) => entry(i + 1, i * 3 + 1))
+    const step = fc.record({
+      keep: fc.nat(),
+      turns: fc.array(
+        fc.record({
+          turn: fc.integer({ min: 1, max: 42 }),
+          key: fc.constantFrom('a', 'b'),
+          prompt: fc.constantFrom('', 'x'),
+          response: fc.constantFrom('', 'y', 'yz'),
+        }),
+        { maxLength: 4 },
+      ),
+    })
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 15 }), (steps) => {
+        const rail = createTurnRail()
+        let current: LoadedTurn[] = []
+        let before = rail(current, outline)
+        for (const { keep, turns } of steps) {
+          const kept = current.slice(0, keep % (current.length + 1))
+          const lastTurn = kept.at(-1)?.turn ?? 0
+          // Mostly ascending after the kept prefix (the streaming case); sometimes not.
+          const added = turns.map((t, i) =>
+            loaded(t.turn % 5 === 0 ? t.turn : lastTurn + i + 1, t.key, 1, t.prompt, t.response),
+          )
+          const next = [...kept, ...added]
+          const after = rail(next, outline)
+          expect(after).toEqual(mergeTurnRailItems(next, outline))
+          // Marks no loaded turn covers, before and after, keep their identity.
+          const covered = new Set([...current, ...next].map((t) => t.turn))
+          after.forEach((item, i) => {
+            if (item.kind === 'unloaded' && !covered.has(item.turn) && before[i]?.turn === item.turn)
+              expect(item).toBe(before[i])
+          })
+          current = next
+          before = after
+        }
+      }),
+      { seed: 9, numRuns: 300 },
+    )
+  })
+
   test('agrees with mergeTurnRailItems over a sequence of changes (fixed seed)', () => {
     const small = Array.from({ length: 30 }, (_, i) => entry(i + 1, i * 3 + 1))
     const step = fc.record({
