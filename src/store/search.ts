@@ -1,8 +1,9 @@
 /**
  * Storage of the search index (src/engine/search/): each session's index as numbered parts in
- * the `search` table, read and written in transactions of their own (reads answer early, 0026). The index is derived from
- * the rows and checked against the session row before use, so it never needs to share a
- * transaction with the writes it follows: a part that is behind is caught up, never trusted.
+ * the `search` table, read and written in transactions of their own (reads answer early, 0026).
+ * The index is derived from the rows and checked against the session row before use, so it
+ * never needs to share a transaction with the writes it follows: a part that is behind is caught
+ * up, never trusted.
  */
 
 import { isReadable } from '../core/visibility'
