@@ -144,6 +144,36 @@ async function mapConcurrently<T, R>(
   return out
 }
 
+/**
+ * Reads pages one ahead of using them: while `use` indexes a page, the next (`following`) is
+ * already being read. Between pages it tells `progress` and yields to other calls; `use`
+ * answering false stops it. Answers how long was spent waiting for pages and using them.
+ */
+async function pipelined<P>(
+  first: Promise<P>,
+  following: (page: P) => Promise<P> | undefined,
+  use: (page: P) => boolean,
+  progress: (phases: { readMs: number; indexMs: number }) => void,
+): Promise<{ readMs: number; indexMs: number }> {
+  const phases = { readMs: 0, indexMs: 0 }
+  let next: Promise<P> | undefined = first
+  while (next !== undefined) {
+    const waited = performance.now()
+    const page: P = await next
+    const got = performance.now()
+    phases.readMs += got - waited
+    next = following(page)
+    const more = use(page)
+    phases.indexMs += performance.now() - got
+    if (!more) break
+    if (next !== undefined) {
+      progress(phases)
+      await nextTask()
+    }
+  }
+  return phases
+}
+
 export function createSearchIndex(options: SearchIndexOptions) {
   const { db, onEvent } = options
   const persistDelay = options.persistDelay ?? PERSIST_DELAY
@@ -221,27 +251,22 @@ export function createSearchIndex(options: SearchIndexOptions) {
   async function indexFrom(index: SessionIndex, fromSeq: number, since: number) {
     let first: SessionRow | undefined
     let rows = 0
-    type Page = Awaited<ReturnType<typeof rowsToIndex>>
-    const read = (from: number): Promise<Page> => rowsToIndex(db, index.sessionId, from, buildPage)
-    const phases = { readMs: 0, indexMs: 0 }
-    let next: Promise<Page> | undefined = read(fromSeq)
-    while (next !== undefined) {
-      const waited = performance.now()
-      const page: Page = await next
-      const got = performance.now()
-      phases.readMs += got - waited
-      if (!page.row) return { row: undefined, rows, phases }
-      first ??= page.row
-      // The next page is read while this one is indexed.
-      next = page.nextSeq === undefined ? undefined : read(page.nextSeq)
-      apply(index, page.rows)
-      phases.indexMs += performance.now() - got
-      rows += page.rows.length
-      if (next !== undefined) {
-        emit('indexing', index.sessionId, rows, since, phases)
-        await nextTask()
-      }
-    }
+    const read = (from: number) => rowsToIndex(db, index.sessionId, from, buildPage)
+    const phases = await pipelined(
+      read(fromSeq),
+      (page) => (!page.row || page.nextSeq === undefined ? undefined : read(page.nextSeq)),
+      (page) => {
+        if (!page.row) {
+          first = undefined
+          return false
+        }
+        first ??= page.row
+        apply(index, page.rows)
+        rows += page.rows.length
+        return true
+      },
+      (phases) => emit('indexing', index.sessionId, rows, since, phases),
+    )
     return { row: first, rows, phases }
   }
 
@@ -329,44 +354,40 @@ export function createSearchIndex(options: SearchIndexOptions) {
     for (const row of stale) {
       building.set(row.id, { index: emptyIndex(row), epoch: epochs.get(row.id) ?? 0, rows: 0 })
     }
-    const phases = { readMs: 0, indexMs: 0 }
-    type Page = Awaited<ReturnType<typeof rowsInKeyOrder>>
-    let next: Promise<Page> | undefined = rowsInKeyOrder(db, undefined, buildPage, true)
     let total = 0
-    while (next !== undefined) {
-      const waited = performance.now()
-      const page: Page = await next
-      const got = performance.now()
-      phases.readMs += got - waited
-      // The next page is read while this one is indexed.
-      next = page.nextAfter === undefined ? undefined : rowsInKeyOrder(db, page.nextAfter, buildPage, false)
-      if (page.sessions) {
-        // Synced to the session rows read with the first page: later commits are caught up.
-        const current = new Map(page.sessions.map((row) => [row.id, row]))
-        for (const [id, build] of building) {
-          const row = current.get(id)
-          if (!row || row.source !== build.index.source) building.delete(id)
-          else {
-            build.index.headSeq = row.headSeq
-            build.index.rev = row.rev
+    let touched = new Set<string>()
+    const phases = await pipelined(
+      rowsInKeyOrder(db, undefined, buildPage, true),
+      (page) =>
+        page.nextAfter === undefined ? undefined : rowsInKeyOrder(db, page.nextAfter, buildPage, false),
+      (page) => {
+        if (page.sessions) {
+          // Synced to the session rows read with the first page: later commits are caught up.
+          const current = new Map(page.sessions.map((row) => [row.id, row]))
+          for (const [id, build] of building) {
+            const row = current.get(id)
+            if (!row || row.source !== build.index.source) building.delete(id)
+            else {
+              build.index.headSeq = row.headSeq
+              build.index.rev = row.rev
+            }
           }
         }
-      }
-      const touched = new Set<string>()
-      for (const row of page.rows) {
-        const build = building.get(row.sessionId)
-        if (build === undefined) continue
-        applyRow(build.index, row)
-        build.rows++
-        total++
-        touched.add(row.sessionId)
-      }
-      phases.indexMs += performance.now() - got
-      if (next !== undefined) {
+        touched = new Set()
+        for (const row of page.rows) {
+          const build = building.get(row.sessionId)
+          if (build === undefined) continue
+          applyRow(build.index, row)
+          build.rows++
+          total++
+          touched.add(row.sessionId)
+        }
+        return true
+      },
+      () => {
         for (const id of touched) emit('indexing', id, building.get(id)!.rows, since)
-        await nextTask()
-      }
-    }
+      },
+    )
     for (const [id, build] of building) {
       build.index.postings.markAllDirty()
       // The read's phases shared out by rows, so summing sessions' events gives the read's.
