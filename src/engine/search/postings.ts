@@ -77,14 +77,9 @@ class Entries {
   private grow(): void {
     // Geometric, so a build of a 4,000-row segment copies each entry about twice.
     const size = Math.max(1024, this.terms.length * 2)
-    const copy = (from: Uint32Array) => {
-      const to = new Uint32Array(size)
-      to.set(from)
-      return to
-    }
-    this.terms = copy(this.terms)
-    this.docs = copy(this.docs)
-    this.tfs = copy(this.tfs)
+    this.terms = grown(this.terms, size, 0)
+    this.docs = grown(this.docs, size, 0)
+    this.tfs = grown(this.tfs, size, 0)
   }
 
   clear(): void {
@@ -276,7 +271,7 @@ export class TopK {
 
 /** `array` grown to at least `size` (doubling), new entries set to `fill`. */
 function grown<T extends Uint32Array | Int32Array>(array: T, size: number, fill: number): T {
-  let length = array.length
+  let length = Math.max(array.length, 1)
   while (length < size) length *= 2
   const out = new (array.constructor as new (n: number) => T)(length)
   out.set(array)
