@@ -9,6 +9,7 @@
  *   const row = append && applyTextAppend(held, append) // undefined: `held` is another version
  */
 import type { MessagePart, SessionMessage, TextAppend } from '../schema/messages'
+import { revisedRow } from './transcript'
 
 type Keyed = Record<string, unknown>
 
@@ -81,7 +82,7 @@ export function applyTextAppend(held: SessionMessage, append: TextAppend): Sessi
   if (part === undefined) {
     if (append.part !== held.parts.length || append.from !== 0) return undefined
     const added: MessagePart = { type: append.type, text: append.text }
-    return { ...held, parts: [...held.parts, added], updatedAt: append.updatedAt }
+    return revisedRow(held, [...held.parts, added], held.status, append.updatedAt)
   }
   if (!isText(part) || part.type !== append.type) return undefined
   const length = part.text.length
@@ -93,5 +94,5 @@ export function applyTextAppend(held: SessionMessage, append: TextAppend): Sessi
   if (have > 0 && !part.text.endsWith(append.text.slice(0, have))) return undefined
   const parts = held.parts.slice()
   parts[append.part] = { type: part.type, text: part.text + append.text.slice(have) }
-  return { ...held, parts, updatedAt: Math.max(held.updatedAt, append.updatedAt) }
+  return revisedRow(held, parts, held.status, Math.max(held.updatedAt, append.updatedAt))
 }

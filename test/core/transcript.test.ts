@@ -8,11 +8,13 @@ import {
   initTranscript,
   openRowOf,
   replayTranscript,
+  revisedRow,
   type TranscriptState,
+  toolPartWith,
   transcript,
 } from '../../src/core/transcript'
 import type { SessionEvent, StoredEvent } from '../../src/schema/events'
-import { SessionMessage } from '../../src/schema/messages'
+import { SessionMessage, ToolPart } from '../../src/schema/messages'
 import { arbSessionLog, stamp } from '../support/arb-log'
 
 const SEED = 20261130
@@ -296,6 +298,67 @@ describe('transcript rows', () => {
     { type: 'turn/end', data: { turn: 1, reason: 'aborted' } },
   ]
   const events = stamp(log, 's-1', 1, 1000)
+
+  test('a revised row and a tool part in a new state keep every field their schemas have', () => {
+    // The fold copies rows and tool parts field by field (not by spread, for speed): a field the
+    // schema gains must be carried over too. Both literals name every field of their schema.
+    const part: ToolPart = {
+      type: 'tool',
+      callId: 'c-1',
+      name: 'task',
+      input: { prompt: 'look' },
+      output: 'seen',
+      isError: false,
+      state: 'done',
+      agentSessionId: 'sub-1',
+    }
+    const row: SessionMessage = {
+      id: 'm-1',
+      sessionId: 's-1',
+      seq: 4,
+      role: 'assistant',
+      turn: 1,
+      parts: [{ type: 'text', text: 'hi' }, part],
+      status: 'complete',
+      visibility: 'inactive',
+      createdAt: 1000,
+      updatedAt: 1001,
+      usage: { input: 10, output: 3 },
+      source: 'user',
+      step: 2,
+      finish: 'stop',
+      model: 'm',
+      agentId: 'a',
+      isMeta: true,
+      parentId: 'p',
+      delivery: 'queue',
+      command: { name: 'review', args: '--all' },
+      excludedFromContext: true,
+    }
+    expect(Object.keys(row).sort()).toEqual(Object.keys(SessionMessage.shape).sort())
+    expect(Object.keys(part).sort()).toEqual(Object.keys(ToolPart.shape).sort())
+    expect(SessionMessage.parse(row)).toEqual(row)
+
+    expect(revisedRow(row, row.parts, row.status, row.updatedAt)).toStrictEqual(row)
+    expect(revisedRow(row, [], 'error', 2000, 'error', { input: 1, output: 2 })).toStrictEqual({
+      ...row,
+      parts: [],
+      status: 'error',
+      updatedAt: 2000,
+      finish: 'error',
+      usage: { input: 1, output: 2 },
+    })
+    expect(toolPartWith(part, part.state)).toStrictEqual(part)
+    expect(toolPartWith(part, 'error', { output: null, isError: true })).toStrictEqual({
+      ...part,
+      state: 'error',
+      output: null,
+      isError: true,
+    })
+    // Absent fields stay absent (a stored row does not grow `undefined` keys).
+    const bare: ToolPart = { type: 'tool', callId: 'c-2', name: 'read', input: null, state: 'running' }
+    expect(Object.keys(toolPartWith(bare, 'interrupted')).sort()).toEqual(Object.keys(bare).sort())
+  })
 
   test('a user row takes the input id and the seq of its event', () => {
     expect(replayTranscript(events)[0]).toEqual({
