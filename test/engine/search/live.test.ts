@@ -79,7 +79,10 @@ test('a build reads and indexes its rows a page at a time, and a write made betw
   const dbName = freshDbName('search-pages')
   const seeding = createEngine(options(dbName, []))
   const { id } = await seeding.createSession({ title: 'pages' })
-  const turns = Array.from({ length: 40 }, (_, i) =>
+  // Many pages, so that the write (one append) lands well within the build however a loaded
+  // machine interleaves the two: with 40 turns (8 pages) the build could end first, and the test
+  // failed on a busy CI run. Here the write lands by page 5 of 40, also under load.
+  const turns = Array.from({ length: 200 }, (_, i) =>
     turnEvents(i + 1, { prompt: `ochre ${i}`, answer: 'ok' }),
   )
   await seeding.append(
@@ -92,20 +95,20 @@ test('a build reads and indexes its rows a page at a time, and a write made betw
   await db.search.clear()
   const engine = createEngine(options(dbName, []))
   const seen: SearchIndexEvent[] = []
-  // 80 rows in pages of 10: the build yields seven times.
+  // 400 rows in pages of 10: the build yields 39 times.
   const index = createSearchIndex({ db, buildPage: 10, persistDelay: 0, onEvent: (e) => seen.push(e) })
   try {
     const pages = () => seen.filter((e) => e.kind === 'indexing').length
-    const search = index.search('ochre', { limit: 100 })
+    const search = index.search('ochre', { limit: 500 })
     await eventually(seen, (e) => e.kind === 'indexing')
-    await engine.append(id, turnEvents(41, { prompt: 'sepia', answer: 'ok' }).events)
+    await engine.append(id, turnEvents(201, { prompt: 'sepia', answer: 'ok' }).events)
     const pagesWhenWritten = pages()
-    expect((await search).length).toBe(40)
+    expect((await search).length).toBe(200)
     const done = seen.find((e) => e.kind === 'rebuilt')!
-    expect(done.rows).toBeGreaterThanOrEqual(80)
+    expect(done.rows).toBeGreaterThanOrEqual(400)
     // The write did not wait for the build: it completed while pages were still being read
-    // (at least seven yields for 80 rows, more if the build also read the rows written meanwhile).
-    expect(pages()).toBeGreaterThanOrEqual(7)
+    // (at least 39 yields for 400 rows, more if the build also read the rows written meanwhile).
+    expect(pages()).toBeGreaterThanOrEqual(39)
     expect(pagesWhenWritten).toBeLessThan(pages())
     expect(await index.search('sepia')).toHaveLength(1)
   } finally {
