@@ -274,7 +274,11 @@ function closeRow(row: SessionMessage, event: StoredEventOf<'turn/end'>): Sessio
  * read back from the store, with or without finish, usage, source…), and V8 copies a spread
  * source whose class that site has not settled on through its slow path, about 1 µs a copy
  * against 60 ns (Node 20, measured). Built field by field in one order, every revised row of the
- * same fields shares one class, and the fold stays on the fast path. Every field of
+ * same fields shares one class, and the fold stays on the fast path.
+ *
+ * The order is the one the spreads gave the fold's own rows (`userRow`, `assistantRow`, then
+ * `finish` and `usage` added at the end), so a row rebuilt by this fold serializes exactly as the
+ * stored one (test/store/migrations.test.ts holds it to the version 1 fixture). Every field of
  * SessionMessage is carried over: a test holds this function to the schema's keys.
  */
 export function revisedRow(
@@ -285,24 +289,24 @@ export function revisedRow(
   finish?: Finish,
   usage?: Usage,
 ): SessionMessage {
-  const out: SessionMessage = {
+  const out = {
     id: row.id,
     sessionId: row.sessionId,
     seq: row.seq,
     role: row.role,
     turn: row.turn,
-    parts,
-    status,
-    visibility: row.visibility,
-    createdAt: row.createdAt,
-    updatedAt,
-  }
-  const u = usage ?? row.usage
-  if (u !== undefined) out.usage = u
-  if (row.source !== undefined) out.source = row.source
+  } as SessionMessage
   if (row.step !== undefined) out.step = row.step
+  out.parts = parts
+  out.status = status
+  out.visibility = row.visibility
+  if (row.source !== undefined) out.source = row.source
+  out.createdAt = row.createdAt
+  out.updatedAt = updatedAt
   const f = finish ?? row.finish
   if (f !== undefined) out.finish = f
+  const u = usage ?? row.usage
+  if (u !== undefined) out.usage = u
   if (row.model !== undefined) out.model = row.model
   if (row.agentId !== undefined) out.agentId = row.agentId
   if (row.isMeta !== undefined) out.isMeta = row.isMeta
@@ -313,7 +317,10 @@ export function revisedRow(
   return out
 }
 
-/** `part` in a new state, written out for the reason `revisedRow` is; every ToolPart field is kept. */
+/**
+ * `part` in a new state, written out for the reason `revisedRow` is, in the order the spreads
+ * gave (`output` and `isError` after `state`); every ToolPart field is kept.
+ */
 export function toolPartWith(
   part: ToolPart,
   state: ToolPart['state'],
