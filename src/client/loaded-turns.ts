@@ -74,7 +74,7 @@ export function createLoadedTurns(): (
   breaks?: readonly number[],
 ) => readonly LoadedTurn[] {
   /** Turns the last walk gave a mark. */
-  let marked = new Set<number>()
+  const marked = new Set<number>()
   let groups: Group[] = []
   let last: readonly LoadedTurn[] = NO_TURNS
   let lastRows: readonly MessageRow[] | undefined
@@ -101,7 +101,6 @@ export function createLoadedTurns(): (
       previous.set(group.mark.turn, group.mark.cached)
       marked.delete(group.mark.turn)
     }
-    if (kept === 0) marked = new Set()
     const segmentStarts = new Set(breaks)
     const nextGroups = groups.slice(0, kept)
     // A spread, cut to length: V8's slice of a frozen array copies it element by element (0.5 ms at 4,400).
@@ -123,9 +122,12 @@ export function createLoadedTurns(): (
           cached.complete === complete &&
           cached.rows.length === end - start &&
           cached.rows.every((row, i) => row === rows[start + i])
-        const entry = same
-          ? cached
-          : { rows: rows.slice(start, end), complete, turn: turnFrom(rows.slice(start, end), complete) }
+        let entry: Cached
+        if (same) entry = cached
+        else {
+          const own = rows.slice(start, end)
+          entry = { rows: own, complete, turn: turnFrom(own, complete) }
+        }
         group.mark = { turn, cached: entry }
         marked.add(turn)
         turns.push(entry.turn)
