@@ -296,14 +296,14 @@ const single = (value: number, reps: number): Figure => ({
   all: [value],
 })
 
+/** Long enough for the search index to store what the last commit changed (it waits PERSIST_DELAY). */
+const indexStored = () => new Promise((resolve) => setTimeout(resolve, PERSIST_DELAY + 500))
+
 /**
  * (8) One answer of `streamKb` KB streamed the way the runner flushes it: one append per 1 KB
  * delta. Bytes written to IndexedDB ÷ the answer's bytes, and the p95 flush near the end of the
  * answer ÷ the p95 flush of its first KBs.
  */
-/** Long enough for the search index to store what the last commit changed (it waits PERSIST_DELAY). */
-const indexStored = () => new Promise((resolve) => setTimeout(resolve, PERSIST_DELAY + 500))
-
 async function benchStream(env: BenchEnv, engine: Engine, cfg: BenchConfig): Promise<Comparison[]> {
   const deltas = cfg.streamKb
   const window = Math.max(5, Math.floor(deltas / 10))
