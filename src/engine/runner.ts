@@ -42,6 +42,11 @@ interface SessionDriver {
   dirty: boolean
   /** Set by an interrupt or a failed turn: start no turn until new input arrives. */
   paused: boolean
+  /**
+   * Woken by recovery, not by input: before its first turn the loop reads how the log's last turn
+   * ended, since a stop or failure made elsewhere (another tab, a page since reloaded) pauses too.
+   */
+  resuming: boolean
   /** Inputs admitted so far (counts `onInput` calls), to tell input that came after a failure. */
   inputs: number
   /** `inputs` when the running turn failed. */
@@ -75,7 +80,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   let provider: ModelProvider | undefined
   let tools: Tools = {}
   const drivers = new Map<string, SessionDriver>()
-  /** Sessions whose open turn waits for a provider to be configured before it is recovered. */
+  /** Sessions that wait for a provider to be configured before they are recovered. */
   const deferredRecovery = new Set<string>()
   const closing = new AbortController()
   let closed = false
@@ -100,6 +105,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         loop: null,
         dirty: false,
         paused: false,
+        resuming: false,
         inputs: 0,
         failedAt: null,
         turn: null,
@@ -114,6 +120,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     const driver = driverOf(sessionId)
     driver.inputs += 1
     driver.paused = false
+    driver.resuming = false
     wake(driver)
   })
 
@@ -170,6 +177,10 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           // We hold the lock and run no turn here, so whoever opened this one is gone.
           await closeOrphanTurn(sessionId, state, 'interrupted')
           continue
+        }
+        if (driver.resuming) {
+          driver.resuming = false
+          if (await lastTurnPaused(sessionId)) return
         }
         // The promoted rows belong to the turn this promote opened (an interrupt during it
         // ends that turn at once: runTurn looks at the signal before its first step).
@@ -250,6 +261,30 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       driver.paused = true
     }
   }
+  /**
+   * Whether the session stays paused as the runner that wrote its log left it: the last event ends
+   * a turn that was stopped or failed, and no pending input was admitted after that (input admitted
+   * after a stop or failure lifts the pause, as `onInput` does for a runner that saw it).
+   */
+  async function lastTurnPaused(sessionId: string): Promise<boolean> {
+    const session = await engine.getSession(sessionId)
+    if (!session || session.headSeq === 0) return false
+    const [last] = await engine.events(sessionId, { afterSeq: session.headSeq - 1, limit: 1 })
+    if (last?.type !== 'turn/end' || (last.data.reason !== 'aborted' && last.data.reason !== 'error'))
+      return false
+    return (await engine.pending(sessionId)).every((input) => input.admittedAt <= last.at)
+  }
+
+  /** Closes what a runner that is gone left open, then runs its pending input (see `Runner.recover`). */
+  async function takeOver(sessionId: string): Promise<void> {
+    await recoverOrphan(sessionId, 'interrupted')
+    if (closed || (await engine.pending(sessionId)).length === 0) return
+    const driver = driverOf(sessionId)
+    if (driver.loop || driver.paused) return
+    driver.resuming = true
+    wake(driver)
+  }
+
   return {
     async configure(request) {
       const { provider: config } = parseOrThrow(ConfigureRequest, request, 'configure request')
@@ -258,7 +293,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       if (!provider) return
       const waiting = [...deferredRecovery]
       deferredRecovery.clear()
-      await Promise.all(waiting.map((sessionId) => recoverOrphan(sessionId, 'interrupted')))
+      await Promise.all(waiting.map(takeOver))
       for (const driver of drivers.values()) wake(driver)
     },
 
@@ -286,7 +321,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         return
       }
       if (drivers.get(sessionId)?.loop) return
-      await recoverOrphan(sessionId, 'interrupted')
+      await takeOver(sessionId)
     },
 
     async close() {

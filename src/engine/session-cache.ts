@@ -26,7 +26,10 @@ export interface SessionCacheDeps {
   /** Commit notes to and from other engines on the same database. */
   notes: Notes
   isClosed(): boolean
-  /** Asked once per session whose loaded state has a turn open (the runner decides what to do). */
+  /**
+   * Asked once per session whose loaded state has a turn open or input pending: a runner that is
+   * gone may have left either (the runner decides what to do).
+   */
   recover(sessionId: string): void
 }
 
@@ -67,7 +70,8 @@ export function createSessionCache(deps: SessionCacheDeps) {
     entry.snap = snap
     entry.loading = undefined
     if (entry.feed.size > 0 && !entry.stopViews) watchViews(entry)
-    if (snap.folds.transcript.openTurn !== null && !entry.recovered) {
+    const unfinished = snap.folds.transcript.openTurn !== null || snap.pending.length > 0
+    if (unfinished && !entry.recovered) {
       entry.recovered = true
       // Not awaited: recovery appends through the public API, which needs this load to finish.
       queueMicrotask(() => {

@@ -153,7 +153,12 @@ export interface RunnerHost {
 export interface Runner {
   configure(request: ConfigureRequest): Promise<void>
   interrupt(sessionId: string): Promise<void>
-  /** Close a turn left open by a dead runner (`turn/end interrupted`), if no live runner owns it. */
+  /**
+   * Take over from a runner that is gone: close the turn it left open (`turn/end interrupted`) if
+   * no live runner owns it, and run the input it had accepted, unless the log's last turn was
+   * stopped or failed before any of that input came (a stop or failure pauses a session until new
+   * input).
+   */
   recover(sessionId: string): Promise<void>
   close(): Promise<void>
 }

@@ -598,6 +598,64 @@ describe('createRunner on an engine host', () => {
     }
   })
 
+  test("a fresh engine runs the input a runner that is gone had accepted, unless that runner's last turn was stopped first", async () => {
+    // What a worker killed mid-work leaves, written by a host-driven engine (no runner) on a clock
+    // of whole seconds: `open` has turn 1 open and an input queued behind it; `done` a completed
+    // turn and an input not promoted yet; `stopped` an input queued while turn 1 ran, then the
+    // stop; `stoppedThenAsked` the stop, then an input (which lifts the pause).
+    let clock = 0
+    const left = await inProcessEngine({ now: () => ++clock * 1_000 })
+    const { dbName } = left
+    const names = ['open', 'done', 'stopped', 'stoppedThenAsked'] as const
+    const sessions = {} as Record<(typeof names)[number], string>
+    for (const name of names) {
+      const { id } = await left.engine.createSession({ title: name })
+      sessions[name] = id
+      await left.engine.admit(id, { text: `first in ${name}`, id: `${name}-1` })
+      await left.engine.promote(id, 'settled')
+      const second = () =>
+        left.engine.admit(id, { text: `second in ${name}`, id: `${name}-2`, delivery: 'queue' })
+      if (name !== 'stoppedThenAsked') await second()
+      if (name !== 'open') {
+        const reason = name === 'done' ? 'completed' : 'aborted'
+        await left.engine.append(id, [{ type: 'turn/end', data: { turn: 1, reason } }])
+      }
+      if (name === 'stoppedThenAsked') await second()
+    }
+    await left.close()
+
+    const fresh = await inProcessEngine({ dbName, provider: scripted(5) })
+    try {
+      // Loading a session's state (a view's open does) is what lets its new engine take over.
+      for (const name of ['stopped', ...names] as const) await fresh.engine.pending(sessions[name])
+      for (const name of ['open', 'done', 'stoppedThenAsked'] as const)
+        await untilTurnsEnded(fresh.engine, sessions[name], 2)
+      const open = await allEvents(fresh.engine, sessions.open)
+      expect(expectWellFormed(open)).toEqual([])
+      expect(open.filter((e) => e.type === 'turn/end').map((e) => e.data)).toEqual([
+        { turn: 1, reason: 'interrupted' },
+        { turn: 2, reason: 'completed' },
+      ])
+      for (const name of ['open', 'done', 'stoppedThenAsked'] as const) {
+        expect(userInputs(await allEvents(fresh.engine, sessions[name]))).toEqual([`${name}-1`, `${name}-2`])
+        expect(await fresh.engine.pending(sessions[name])).toEqual([])
+      }
+
+      // A stop pauses the session in any engine that opens it, until new input.
+      expect(countOf(await allEvents(fresh.engine, sessions.stopped), 'turn/end')).toBe(1)
+      expect((await fresh.engine.pending(sessions.stopped)).map((r) => r.id)).toEqual(['stopped-2'])
+      await fresh.engine.admit(sessions.stopped, { text: 'go on', id: 'stopped-3', delivery: 'queue' })
+      await untilTurnsEnded(fresh.engine, sessions.stopped, 3)
+      expect(userInputs(await allEvents(fresh.engine, sessions.stopped))).toEqual([
+        'stopped-1',
+        'stopped-2',
+        'stopped-3',
+      ])
+    } finally {
+      await fresh.close()
+    }
+  })
+
   test('recover leaves a turn whose lock is held, and closes it once the holder is gone', async () => {
     const dbName = freshDbName('runner-host')
     const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })

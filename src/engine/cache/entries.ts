@@ -44,6 +44,7 @@ export interface Entry {
   queuedCatchUp?: Promise<void>
   /** A watch's first load in progress (see `watch` and `page` in engine.ts). */
   opening?: Promise<void>
+  /** The runner was asked to recover this session (once per entry). */
   recovered: boolean
   /** Calls running on this entry (`use`): while any holds it, it is never evicted. */
   holders: number
