@@ -291,16 +291,28 @@ export function contractSuite(kind: BrowserKind): void {
         // Either way the owner's lock dies with its worker; a killed worker is replaced in its tab.
         if (loss === 'closes') await close(owner)
         else await owner.call('kill')
-        const stalled = !(await heir.call<boolean>('storageAnswers', { dbName: config.dbName, ms: 10_000 }))
-        if (stalled) {
+        let stalled = false
+        try {
+          await heir.call('waitIdle', { ms: 60_000 })
+        } catch (error) {
           // WebKit may leave the readwrite transaction a terminated worker had open alive for as
           // long as its page lives: every connection of the origin, the heir's included, then
           // waits for it. Only WebKit is allowed this; closing the owner tab must release it.
-          console.log(`${kind.name}: the database stalled after worker.terminate(); closing the owner tab`)
+          // Asked only now, by a read over every table: one begun after the dead transaction
+          // waits for it whatever that transaction held, so the answer is not a race.
+          if (
+            loss === 'closes' ||
+            (await heir.call<boolean>('storageAnswers', { dbName: config.dbName, ms: 10_000 }))
+          )
+            throw error
+          stalled = true
+          console.log(
+            `${kind.name}: the database stalled after worker.terminate(); closing the owner tab (${error})`,
+          )
           expect(kind.name).toBe('webkit')
           await close(owner)
+          await heir.call('waitIdle', { ms: 60_000 })
         }
-        await heir.call('waitIdle', { ms: 60_000 })
         const report = await heir.call<AuditReport>('audit')
         expect(report.problems).toEqual([])
         expect([...report.promoted].sort()).toEqual(['a-1', 'b-1', 'b-2'])
@@ -334,29 +346,66 @@ export function contractSuite(kind: BrowserKind): void {
     })
 
     test(`fault injection: ${FAULT_ROUNDS} rounds of worker.terminate() mid-stream lose nothing acknowledged`, async () => {
-      const tab = await open()
-      await start(tab, {
+      const config = {
         dbName: 'contract-faults',
         sessionId: 's-faults',
         provider: scripted(3),
         heartbeatMs: 100,
         heartbeatTimeoutMs: 1_000,
-      })
+      }
+      let tab = await open()
+      await start(tab, config)
       const rounds: FaultRound[] = []
-      for (let round = 1; round <= FAULT_ROUNDS; round++)
-        rounds.push(await tab.call<FaultRound>('faultRound', { seed: FAULT_SEED, round }))
+      const acknowledged: string[] = []
+      const stalls: number[] = []
+      let workers = 0
+      for (let round = 1; round <= FAULT_ROUNDS; round++) {
+        try {
+          rounds.push(await tab.call<FaultRound>('faultRound', { seed: FAULT_SEED, round, ms: 60_000 }))
+        } catch (error) {
+          // The WebKit stall (see the hand-over scenario): the killed worker's transaction holds
+          // the database until its page goes away. Only WebKit may do this; the page is closed,
+          // a fresh one opened on the same database, and what the old one had acknowledged must
+          // all be in the log it serves.
+          if (await tab.call<boolean>('storageAnswers', { dbName: config.dbName, ms: 10_000 })) throw error
+          console.log(
+            `${kind.name}: round ${round}: the database stalled after worker.terminate() (${error})`,
+          )
+          expect(kind.name).toBe('webkit')
+          stalls.push(round)
+          acknowledged.push(...(await tab.call<Received>('received')).acknowledged)
+          workers += await tab.call<number>('workers')
+          await close(tab)
+          tab = await open()
+          await start(tab, config)
+        }
+      }
       const table = faultTable(kind.name, rounds)
       console.log(table)
       await writeArtifact(`faults-${kind.name}.md`, table)
-      await writeArtifact(`faults-${kind.name}.json`, `${JSON.stringify(rounds, null, 2)}\n`)
+      await writeArtifact(`faults-${kind.name}.json`, `${JSON.stringify({ rounds, stalls }, null, 2)}\n`)
       expect(rounds.flatMap((r) => r.problems.map((p) => `round ${r.round}: ${p}`))).toEqual([])
       expect(sum(rounds, 'lost')).toBe(0)
       expect(sum(rounds, 'failed')).toBe(0)
+      // Across every page this database served: each acknowledged admit is in the log once.
+      await tab.call('waitIdle', { ms: 60_000 })
+      acknowledged.push(...(await tab.call<Received>('received')).acknowledged)
+      const log = await tab.call<{
+        events: { type: string; data: { inputId?: string } }[]
+        pending: string[]
+      }>('log')
+      const promoted = log.events.flatMap((e) => (e.type === 'user/message' ? [e.data.inputId!] : []))
+      expect(new Set(promoted).size).toBe(promoted.length)
+      const present = new Set([...promoted, ...log.pending])
+      expect(acknowledged.filter((id) => !present.has(id))).toEqual([])
+      expect(acknowledged.length).toBeGreaterThanOrEqual(sum(rounds, 'acknowledged'))
       // One fresh worker per kill; more only if a fresh one was wedged and replaced too (said here).
-      const workers = await tab.call<number>('workers')
-      console.log(`${kind.name}: ${workers} workers started for ${FAULT_ROUNDS} kills`)
-      expect(workers).toBeGreaterThanOrEqual(FAULT_ROUNDS + 1)
-    })
+      workers += await tab.call<number>('workers')
+      console.log(
+        `${kind.name}: ${workers} workers started for ${FAULT_ROUNDS} kills on ${stalls.length + 1} pages`,
+      )
+      expect(workers).toBeGreaterThanOrEqual(rounds.length + stalls.length + 1)
+    }, 300_000)
 
     test(`two tabs for ${CHAOS_MS / 1000} s admit, cancel, edit and promote in one session (one tab closed and reopened): views converge`, async () => {
       const config = { dbName: 'contract-chaos', sessionId: 's-chaos', provider: scripted(2) }

@@ -370,8 +370,8 @@ const api: Record<string, (args: never) => unknown> = {
   workers: () => workersStarted,
   /**
    * Whether the database answers a fresh connection of this page (opened here, not in the
-   * worker) with a read of the session table within `ms`: false when some connection's
-   * transaction holds it.
+   * worker) with a read of all its tables within `ms`: false when a transaction of some
+   * connection, begun before this read, still holds one of them.
    */
   storageAnswers: ({ dbName, ms }: { dbName: string; ms: number }) =>
     new Promise<boolean>((resolve) => {
@@ -380,7 +380,10 @@ const api: Record<string, (args: never) => unknown> = {
       request.onerror = () => resolve(false)
       request.onsuccess = () => {
         const db = request.result
-        const read = db.transaction(['sessions'], 'readonly').objectStore('sessions').count()
+        // Over every store: a transaction created before this one with any overlapping scope
+        // (a dead worker's included) must end before this one starts.
+        const stores = [...db.objectStoreNames]
+        const read = db.transaction(stores, 'readonly').objectStore(stores[0]!).count()
         read.onsuccess = () => {
           clearTimeout(timer)
           db.close()
@@ -415,7 +418,13 @@ const api: Record<string, (args: never) => unknown> = {
       pending: log.pending.map((r) => r.id),
     }
   },
-  faultRound: (args: { seed: number; round: number }) => faultRound(args),
+  faultRound: (args: { seed: number; round: number; ms: number }) =>
+    Promise.race([
+      faultRound(args),
+      sleep(args.ms).then(() => {
+        throw new Error(`round ${args.round} did not end within ${args.ms} ms`)
+      }),
+    ]),
   startChaos(args: { seed: number; durationMs: number; tag: string }) {
     runChaos(args).catch((error: unknown) => {
       if (chaos) chaos.error = String(error)
