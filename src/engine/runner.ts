@@ -180,7 +180,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         }
         if (driver.resuming) {
           driver.resuming = false
-          if (await lastTurnPaused(sessionId)) return
+          if (!(await leftToRun(sessionId))) return
         }
         // The promoted rows belong to the turn this promote opened (an interrupt during it
         // ends that turn at once: runTurn looks at the signal before its first step).
@@ -262,17 +262,21 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     }
   }
   /**
-   * Whether the session stays paused as the runner that wrote its log left it: the last event ends
-   * a turn that was stopped or failed, and no pending input was admitted after that (input admitted
-   * after a stop or failure lifts the pause, as `onInput` does for a runner that saw it).
+   * Whether a runner woken by recovery has input to run, read once it holds the lock: some is
+   * pending (another runner may have run it all meanwhile), and the session is not paused as the
+   * runner that wrote its log left it. It is when the last event ends a turn that was stopped or
+   * failed and no pending input was admitted after that (such input lifts the pause, as `onInput`
+   * does for a runner that saw it).
    */
-  async function lastTurnPaused(sessionId: string): Promise<boolean> {
+  async function leftToRun(sessionId: string): Promise<boolean> {
+    const pending = await engine.pending(sessionId)
+    if (pending.length === 0) return false
     const session = await engine.getSession(sessionId)
-    if (!session || session.headSeq === 0) return false
-    const [last] = await engine.events(sessionId, { afterSeq: session.headSeq - 1, limit: 1 })
+    if (!session) return false
+    const [last] = await engine.events(sessionId, { afterSeq: Math.max(0, session.headSeq - 1), limit: 1 })
     if (last?.type !== 'turn/end' || (last.data.reason !== 'aborted' && last.data.reason !== 'error'))
-      return false
-    return (await engine.pending(sessionId)).every((input) => input.admittedAt <= last.at)
+      return true
+    return pending.some((input) => input.admittedAt > last.at)
   }
 
   /** Closes what a runner that is gone left open, then runs its pending input (see `Runner.recover`). */
