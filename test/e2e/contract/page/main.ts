@@ -418,13 +418,20 @@ const api: Record<string, (args: never) => unknown> = {
       pending: log.pending.map((r) => r.id),
     }
   },
-  faultRound: (args: { seed: number; round: number; ms: number }) =>
-    Promise.race([
-      faultRound(args),
-      sleep(args.ms).then(() => {
-        throw new Error(`round ${args.round} did not end within ${args.ms} ms`)
-      }),
-    ]),
+  async faultRound(args: { seed: number; round: number; ms: number }) {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`round ${args.round} did not end within ${args.ms} ms`)),
+        args.ms,
+      )
+    })
+    try {
+      return await Promise.race([faultRound(args), late])
+    } finally {
+      clearTimeout(timer)
+    }
+  },
   startChaos(args: { seed: number; durationMs: number; tag: string }) {
     runChaos(args).catch((error: unknown) => {
       if (chaos) chaos.error = String(error)
