@@ -71,6 +71,8 @@ export interface FaultRound {
   failed: number
   lost: number
   headSeq: number
+  /** Reads of the log the audit needed to find it still: more than one, a runner went on. */
+  auditReads: number
   problems: string[]
 }
 interface ChaosStatus {
@@ -113,8 +115,8 @@ export async function writeArtifact(name: string, text: string): Promise<string>
 export function faultTable(browser: string, rounds: readonly FaultRound[]): string {
   const lines = [
     `fault injection in ${browser}: worker.terminate() from the page at a random moment of a streamed turn (seed ${FAULT_SEED})`,
-    'round | kill at ms | streaming at kill | admits in flight at kill | admitted after kill (to the dead worker) | admitted | acknowledged | failed | lost | head seq | problems',
-    '----- | ---------- | ----------------- | ------------------------ | ---------------------------------------- | -------- | ------------ | ------ | ---- | -------- | --------',
+    'round | kill at ms | streaming at kill | admits in flight at kill | admitted after kill (to the dead worker) | admitted | acknowledged | failed | lost | head seq | audit reads | problems',
+    '----- | ---------- | ----------------- | ------------------------ | ---------------------------------------- | -------- | ------------ | ------ | ---- | -------- | ----------- | --------',
     ...rounds.map((r) =>
       [
         r.round,
@@ -127,10 +129,11 @@ export function faultTable(browser: string, rounds: readonly FaultRound[]): stri
         r.failed,
         r.lost,
         r.headSeq,
+        r.auditReads,
         r.problems.length === 0 ? '-' : r.problems.join('; '),
       ].join(' | '),
     ),
-    `total | | ${rounds.filter((r) => r.streamingAtKill).length} | ${rounds.reduce((n, r) => n + r.admitsInFlightAtKill, 0)} | ${rounds.reduce((n, r) => n + r.admittedAfterKill, 0)} | ${sum(rounds, 'admitted')} | ${sum(rounds, 'acknowledged')} | ${sum(rounds, 'failed')} | ${sum(rounds, 'lost')} | |`,
+    `total | | ${rounds.filter((r) => r.streamingAtKill).length} | ${rounds.reduce((n, r) => n + r.admitsInFlightAtKill, 0)} | ${rounds.reduce((n, r) => n + r.admittedAfterKill, 0)} | ${sum(rounds, 'admitted')} | ${sum(rounds, 'acknowledged')} | ${sum(rounds, 'failed')} | ${sum(rounds, 'lost')} | | |`,
   ]
   return `${lines.join('\n')}\n`
 }

@@ -155,9 +155,11 @@ async function auditNow(): Promise<AuditReport & { view: string[] }> {
   const problems: string[] = []
   try {
     await until(() => need(view, 'view').getSnapshot().headSeq >= report.headSeq, 10_000, 'the view')
-    // Compared at one head: a commit between the two reads (the runner goes on) means read again.
+    // Compared at one head: a commit between the two reads (the runner goes on) means read again,
+    // until a deadline rather than for a number of tries (a slow browser reads a running log).
     let compared = false
-    for (let attempt = 0; attempt < 100 && !compared; attempt++) {
+    const deadline = Date.now() + 30_000
+    while (Date.now() < deadline && !compared) {
       const page = await c.page(sessionId, { limit: 1000 })
       const digest = viewDigest()
       if (digest.headSeq !== page.headSeq) {
@@ -230,6 +232,7 @@ async function faultRound({ seed, round }: { seed: number; round: number }) {
     failed: count - ok,
     lost: report.lost.length,
     headSeq: report.headSeq,
+    auditReads: report.reads,
     problems: report.problems,
   }
 }
