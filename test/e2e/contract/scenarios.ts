@@ -138,6 +138,25 @@ export function faultTable(browser: string, rounds: readonly FaultRound[]): stri
   return `${lines.join('\n')}\n`
 }
 
+/** How long a probe of storage may take before storage counts as stalled (a busy run takes far less). */
+const STALL_MS = 5_000
+
+/**
+ * Whether storage stopped answering `tab` while it waited: one of the probes its page has made
+ * since `monitorStorage` took longer than STALL_MS, or one made now does. The WebKit stall may end
+ * on its own before a wait gives up, so a probe made only afterwards can miss it.
+ */
+async function storageStalled(tab: Tab, dbName: string): Promise<boolean> {
+  const seen = await tab.call<{ at: number; ms: number; answered: boolean }[]>('storageStalls', {
+    overMs: STALL_MS,
+  })
+  if (seen.length > 0) {
+    console.log(`storage probes over ${STALL_MS} ms: ${JSON.stringify(seen)}`)
+    return true
+  }
+  return !(await tab.call<boolean>('storageAnswers', { dbName, ms: 2 * STALL_MS }))
+}
+
 const sum = (rounds: readonly FaultRound[], key: 'admitted' | 'acknowledged' | 'failed' | 'lost') =>
   rounds.reduce((total, r) => total + r[key], 0)
 
@@ -289,6 +308,7 @@ export function contractSuite(kind: BrowserKind): void {
           20_000,
           'the owner to stream',
         )
+        await heir.call('monitorStorage', { dbName: config.dbName })
         await heir.call('admit', { text: 'queued in the heir 1', id: 'b-1', delivery: 'queue' })
         await heir.call('admit', { text: 'queued in the heir 2', id: 'b-2', delivery: 'queue' })
         // Either way the owner's lock dies with its worker; a killed worker is replaced in its tab.
@@ -301,13 +321,9 @@ export function contractSuite(kind: BrowserKind): void {
           // WebKit may leave the readwrite transaction a terminated worker had open alive for as
           // long as its page lives: every connection of the origin, the heir's included, then
           // waits for it. Only WebKit is allowed this; closing the owner tab must release it.
-          // Asked only now, by a read over every table: one begun after the dead transaction
-          // waits for it whatever that transaction held, so the answer is not a race.
-          if (
-            loss === 'closes' ||
-            (await heir.call<boolean>('storageAnswers', { dbName: config.dbName, ms: 10_000 }))
-          )
-            throw error
+          // Told by the heir's probes, each a read over every table from a fresh connection:
+          // one begun after the dead transaction waits for it whatever that transaction held.
+          if (loss === 'closes' || !(await storageStalled(heir, config.dbName))) throw error
           stalled = true
           console.log(
             `${kind.name}: the database stalled after worker.terminate(); closing the owner tab (${error})`,
@@ -358,6 +374,7 @@ export function contractSuite(kind: BrowserKind): void {
       }
       let tab = await open()
       await start(tab, config)
+      await tab.call('monitorStorage', { dbName: config.dbName })
       const rounds: FaultRound[] = []
       const acknowledged: string[] = []
       const stalls: number[] = []
@@ -370,7 +387,7 @@ export function contractSuite(kind: BrowserKind): void {
           // the database until its page goes away. Only WebKit may do this; the page is closed,
           // a fresh one opened on the same database, and what the old one had acknowledged must
           // all be in the log it serves.
-          if (await tab.call<boolean>('storageAnswers', { dbName: config.dbName, ms: 10_000 })) throw error
+          if (!(await storageStalled(tab, config.dbName))) throw error
           console.log(
             `${kind.name}: round ${round}: the database stalled after worker.terminate() (${error})`,
           )
@@ -381,6 +398,7 @@ export function contractSuite(kind: BrowserKind): void {
           await close(tab)
           tab = await open()
           await start(tab, config)
+          await tab.call('monitorStorage', { dbName: config.dbName })
         }
       }
       const table = faultTable(kind.name, rounds)

@@ -117,6 +117,9 @@ function viewDigest(): { headSeq: number; rows: string[] } {
 /** Admits sent and not answered yet. */
 let admitsInFlight = 0
 
+/** Where the fault round under way is, said when it misses its deadline. */
+let roundPhase = 'not started'
+
 async function admit(text: string, options: { id: string; delivery?: 'steer' | 'queue' }) {
   admitsInFlight++
   try {
@@ -150,15 +153,18 @@ function turnEvents(turn: number): SessionEvent[] {
 
 async function auditNow(): Promise<AuditReport & { view: string[] }> {
   const c = need(client, 'client')
-  const report = audit(await readLog(c, sessionId), acknowledged.keys(), cancelled)
+  roundPhase = 'audit: reading the log until it holds still'
+  const report = audit(await readLog(c, sessionId, 20_000), acknowledged.keys(), cancelled)
+  roundPhase = `audit: the view reaching seq ${report.headSeq} (after ${report.reads} reads)`
   // The view reaches the log's head and shows its tail (what the engine serves, active rows).
   const problems: string[] = []
   try {
     await until(() => need(view, 'view').getSnapshot().headSeq >= report.headSeq, 10_000, 'the view')
     // Compared at one head: a commit between the two reads (the runner goes on) means read again,
     // until a deadline rather than for a number of tries (a slow browser reads a running log).
+    roundPhase = `audit: the view and the engine's tail at one head (log at seq ${report.headSeq})`
     let compared = false
-    const deadline = Date.now() + 30_000
+    const deadline = Date.now() + 5_000
     while (Date.now() < deadline && !compared) {
       const page = await c.page(sessionId, { limit: 1000 })
       const digest = viewDigest()
@@ -194,6 +200,8 @@ async function faultRound({ seed, round }: { seed: number; round: number }) {
   )
   const killAt = 30 + Math.floor(random() * 500)
   const ids = offsets.map((_, i) => `r${round}-${i}`)
+  roundPhase = 'admitting around the kill'
+
   const sent = offsets.map((offset, i) =>
     sleep(offset).then(() =>
       admit(`round ${round} input ${i}`, { id: ids[i]!, delivery: random() < 0.6 ? 'steer' : 'queue' }),
@@ -208,9 +216,10 @@ async function faultRound({ seed, round }: { seed: number; round: number }) {
   })
   const answers = await Promise.all(sent)
   const atKill = await killed
+  roundPhase = 'a fresh worker serving the view'
   await until(
     () => workersStarted > before && need(view, 'view').getSnapshot().status === 'ready',
-    60_000,
+    20_000,
     'a fresh worker serving the view',
   ).catch((error: unknown) => {
     const s = need(view, 'view').getSnapshot()
@@ -305,6 +314,62 @@ async function runChaos({ seed, durationMs, tag }: { seed: number; durationMs: n
   state.done = true
 }
 
+/**
+ * A read over every table of `dbName` from a fresh connection of this page. A transaction begun
+ * before it with any overlapping scope (a dead worker's included) must end before it starts, so
+ * it answers only once storage is free.
+ */
+function probeStorage(dbName: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(dbName)
+    request.onerror = () => reject(request.error)
+    request.onsuccess = () => {
+      const db = request.result
+      const stores = [...db.objectStoreNames]
+      if (stores.length === 0) {
+        db.close()
+        resolve()
+        return
+      }
+      const read = db.transaction(stores, 'readonly').objectStore(stores[0]!).count()
+      read.onsuccess = () => {
+        db.close()
+        resolve()
+      }
+      read.onerror = () => {
+        db.close()
+        reject(read.error)
+      }
+    }
+  })
+}
+
+/** The probes `monitorStorage` made that took a while (`ms` undefined: not answered yet). */
+const storageProbes: { at: number; ms?: number }[] = []
+let monitoring = false
+
+/**
+ * Keeps one storage probe in flight, a fresh one 250 ms after the last answered, and keeps those
+ * that took over a second. A wait that fails can then tell whether storage stopped answering
+ * while it waited: the WebKit stall may end on its own before the wait gives up, so a probe asked
+ * only afterwards can miss it.
+ */
+function monitorStorage(dbName: string): void {
+  if (monitoring) return
+  monitoring = true
+  const next = () => {
+    const probe: { at: number; ms?: number } = { at: Date.now() }
+    storageProbes.push(probe)
+    const done = () => {
+      probe.ms = Date.now() - probe.at
+      if (probe.ms <= 1_000) storageProbes.splice(storageProbes.indexOf(probe), 1)
+      setTimeout(next, 250)
+    }
+    probeStorage(dbName).then(done, done)
+  }
+  next()
+}
+
 const api: Record<string, (args: never) => unknown> = {
   features: () => ({
     locks: typeof navigator.locks?.request === 'function',
@@ -379,21 +444,26 @@ const api: Record<string, (args: never) => unknown> = {
   storageAnswers: ({ dbName, ms }: { dbName: string; ms: number }) =>
     new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), ms)
-      const request = indexedDB.open(dbName)
-      request.onerror = () => resolve(false)
-      request.onsuccess = () => {
-        const db = request.result
-        // Over every store: a transaction created before this one with any overlapping scope
-        // (a dead worker's included) must end before this one starts.
-        const stores = [...db.objectStoreNames]
-        const read = db.transaction(stores, 'readonly').objectStore(stores[0]!).count()
-        read.onsuccess = () => {
+      probeStorage(dbName).then(
+        () => {
           clearTimeout(timer)
-          db.close()
           resolve(true)
-        }
-      }
+        },
+        () => resolve(false),
+      )
     }),
+  /** Probes the database from this page from now on, one probe at a time (see `storageStalls`). */
+  monitorStorage({ dbName }: { dbName: string }) {
+    monitorStorage(dbName)
+    return true
+  },
+  /** Probes that took longer than `overMs` (or have not answered for that long), oldest first. */
+  storageStalls: ({ overMs }: { overMs: number }) => {
+    const now = Date.now()
+    return storageProbes
+      .map((probe) => ({ at: probe.at, ms: probe.ms ?? now - probe.at, answered: probe.ms !== undefined }))
+      .filter((probe) => probe.ms > overMs)
+  },
   /** Waits until the log has no open turn and nothing pending (the runner finished its work). */
   async waitIdle({ ms }: { ms: number }) {
     const c = need(client, 'client')
@@ -421,13 +491,16 @@ const api: Record<string, (args: never) => unknown> = {
       pending: log.pending.map((r) => r.id),
     }
   },
+  // The round's own waits (a fresh worker 20 s, the log holding still 20 s, the view 10 + 5 s)
+  // fit inside `ms`, so a round that misses it names the wait it was in, not just the deadline.
   async faultRound(args: { seed: number; round: number; ms: number }) {
     let timer: ReturnType<typeof setTimeout> | undefined
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`round ${args.round} did not end within ${args.ms} ms`)),
-        args.ms,
-      )
+      timer = setTimeout(() => {
+        const s = need(view, 'view').getSnapshot()
+        const state = `view ${s.status}${s.error ? ` (${s.error.code}: ${s.error.message})` : ''} at seq ${s.headSeq}, ${workersStarted} workers started, ${admitsInFlight} admits in flight`
+        reject(new Error(`round ${args.round} did not end within ${args.ms} ms: ${roundPhase}; ${state}`))
+      }, args.ms)
     })
     try {
       return await Promise.race([faultRound(args), late])
