@@ -201,7 +201,6 @@ async function faultRound({ seed, round }: { seed: number; round: number }) {
   const killAt = 30 + Math.floor(random() * 500)
   const ids = offsets.map((_, i) => `r${round}-${i}`)
   roundPhase = 'admitting around the kill'
-
   const sent = offsets.map((offset, i) =>
     sleep(offset).then(() =>
       admit(`round ${round} input ${i}`, { id: ids[i]!, delivery: random() < 0.6 ? 'steer' : 'queue' }),
@@ -491,8 +490,9 @@ const api: Record<string, (args: never) => unknown> = {
       pending: log.pending.map((r) => r.id),
     }
   },
-  // The round's own waits (a fresh worker 20 s, the log holding still 20 s, the view 10 + 5 s)
-  // fit inside `ms`, so a round that misses it names the wait it was in, not just the deadline.
+  // The waits after the admits (a fresh worker 20 s, the log holding still 20 s, the view 10 + 5 s)
+  // fit inside `ms` once the admits have settled (each within the call deadline), so a round
+  // that misses it says which wait it was in, not just that it was late.
   async faultRound(args: { seed: number; round: number; ms: number }) {
     let timer: ReturnType<typeof setTimeout> | undefined
     const late = new Promise<never>((_, reject) => {
