@@ -53,6 +53,8 @@ interface AuditReport {
 interface Received {
   acknowledged: string[]
   cancelled: string[]
+  /** Ids whose cancel had not been answered when this was asked. */
+  cancelling: string[]
   failed: Record<string, string>
 }
 interface Trace {
@@ -516,7 +518,19 @@ export function contractSuite(kind: BrowserKind): void {
       }>('log')
       const promoted = log.events.flatMap((e) => (e.type === 'user/message' ? [e.data.inputId!] : []))
       const present = new Set([...promoted, ...log.pending, ...received.flatMap((r) => r.cancelled)])
-      const lost = received.flatMap((r) => r.acknowledged).filter((id) => !present.has(id))
+      const missing = received.flatMap((r) => r.acknowledged).filter((id) => !present.has(id))
+      // A cancel still unanswered when the second tab closed may have committed before its worker
+      // died: such an input is cancelled, not lost, if the store says so.
+      const unanswered = new Set(received.flatMap((r) => r.cancelling))
+      const stored = await first.call<Record<string, string>>('receiptStatuses', {
+        dbName: config.dbName,
+        ids: missing.filter((id) => unanswered.has(id)),
+      })
+      const lost = missing.filter((id) => stored[id] !== 'cancelled')
+      if (lost.length < missing.length)
+        console.log(
+          `${kind.name}: cancelled by a cancel whose answer died with its tab: ${missing.filter((id) => !lost.includes(id)).join(', ')}`,
+        )
       const ops = statuses.reduce(
         (total, s) => ({
           admit: total.admit + s.ops.admit,

@@ -40,6 +40,8 @@ const traces: Trace[] = []
 const keyTraces = new Map<string, string[]>()
 const acknowledged = new Map<string, InputReceipt>()
 const cancelled = new Set<string>()
+/** Ids whose cancel was sent and not answered yet (it may commit after this page is gone). */
+const cancelling = new Set<string>()
 const failedAdmits = new Map<string, string>()
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -288,10 +290,14 @@ async function runChaos({ seed, durationMs, tag }: { seed: number; durationMs: n
         else refusal(a.error)
       })
     } else if (pick < 0.65) {
-      op = v.cancel(target).then(() => {
-        cancelled.add(target)
-        ops.cancel++
-      }, refusal)
+      cancelling.add(target)
+      op = v
+        .cancel(target)
+        .then(() => {
+          cancelled.add(target)
+          ops.cancel++
+        }, refusal)
+        .finally(() => cancelling.delete(target))
     } else if (pick < 0.9) {
       op = v.edit(target, `${target} edited ${Math.floor(random() * 1000)}`).then(() => {
         ops.edit++
@@ -428,6 +434,7 @@ const api: Record<string, (args: never) => unknown> = {
   received: () => ({
     acknowledged: [...acknowledged.keys()],
     cancelled: [...cancelled],
+    cancelling: [...cancelling],
     failed: Object.fromEntries(failedAdmits),
   }),
   kill() {
@@ -450,6 +457,31 @@ const api: Record<string, (args: never) => unknown> = {
         },
         () => resolve(false),
       )
+    }),
+  /** The stored status of each of `ids`' receipts, read from the page's own connection (absent: none). */
+  receiptStatuses: ({ dbName, ids }: { dbName: string; ids: string[] }) =>
+    new Promise<Record<string, string>>((resolve, reject) => {
+      const request = indexedDB.open(dbName)
+      request.onerror = () => reject(request.error)
+      request.onsuccess = () => {
+        const db = request.result
+        const store = db.transaction('inputs', 'readonly').objectStore('inputs')
+        const statuses: Record<string, string> = {}
+        let left = ids.length
+        const done = () => {
+          db.close()
+          resolve(statuses)
+        }
+        if (left === 0) return done()
+        for (const id of ids) {
+          const get = store.get(id)
+          get.onsuccess = () => {
+            if (get.result) statuses[id] = (get.result as { status: string }).status
+            if (--left === 0) done()
+          }
+          get.onerror = () => reject(get.error)
+        }
+      }
     }),
   /** Probes the database from this page from now on, one probe at a time (see `storageStalls`). */
   monitorStorage({ dbName }: { dbName: string }) {
