@@ -356,44 +356,45 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'page request',
       )
-      // A page read beside a watch that is still loading the session waits for it: read earlier,
-      // it could miss a commit of another engine that the load then takes in without a change.
-      await entries.get(id)?.opening?.catch(() => undefined)
       if (afterSeq !== undefined) {
-        return withCurrentRows(
+        return besideOpening(id, async () =>
+          withCurrentRows(
+            await inRowsRead(db, async () => {
+              const [row, { rows, hasNewer }, below] = await Promise.all([
+                getSessionRow(db, id),
+                rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
+                rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
+              ])
+              if (!row) throw notFound(id)
+              const page: MessagePage = {
+                messages: rows,
+                baseSeq: rows[0]?.seq ?? 0,
+                headSeq: row.headSeq,
+                hasOlder: below.hasOlder,
+                hasNewer,
+              }
+              return { row, page }
+            }),
+          ),
+        )
+      }
+      return besideOpening(id, async () =>
+        withCurrentRows(
           await inRowsRead(db, async () => {
-            const [row, { rows, hasNewer }, below] = await Promise.all([
+            const [row, { rows, hasOlder }] = await Promise.all([
               getSessionRow(db, id),
-              rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
-              rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
+              rowsBelow(db, id, beforeSeq, limit, includeInactive),
             ])
             if (!row) throw notFound(id)
             const page: MessagePage = {
               messages: rows,
               baseSeq: rows[0]?.seq ?? 0,
               headSeq: row.headSeq,
-              hasOlder: below.hasOlder,
-              hasNewer,
+              hasOlder,
             }
             return { row, page }
           }),
-        )
-      }
-      return withCurrentRows(
-        await inRowsRead(db, async () => {
-          const [row, { rows, hasOlder }] = await Promise.all([
-            getSessionRow(db, id),
-            rowsBelow(db, id, beforeSeq, limit, includeInactive),
-          ])
-          if (!row) throw notFound(id)
-          const page: MessagePage = {
-            messages: rows,
-            baseSeq: rows[0]?.seq ?? 0,
-            headSeq: row.headSeq,
-            hasOlder,
-          }
-          return { row, page }
-        }),
+        ),
       )
     }),
 
@@ -404,26 +405,30 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'loadThrough request',
       )
-      return withCurrentRows(
-        await inRowsRead(db, async () => {
-          const [row, from] = await Promise.all([
-            getSessionRow(db, id),
-            rowsFrom(db, id, seq, beforeSeq, includeInactive),
-          ])
-          if (!row) throw notFound(id)
-          // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
-          const fill = (pageSize - (from.length % pageSize)) % pageSize
-          const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
-          const older = await rowsBelow(db, id, below, fill, includeInactive)
-          const messages = [...older.rows, ...from]
-          const page: MessagePage = {
-            messages,
-            baseSeq: messages[0]?.seq ?? 0,
-            headSeq: row.headSeq,
-            hasOlder: older.hasOlder,
-          }
-          return { row, page }
-        }),
+      return besideOpening(id, async () =>
+        withCurrentRows(
+          await inRowsRead(db, async () => {
+            const [row, from] = await Promise.all([
+              getSessionRow(db, id),
+              rowsFrom(db, id, seq, beforeSeq, includeInactive),
+            ])
+            if (!row) throw notFound(id)
+            // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
+            const fill = (pageSize - (from.length % pageSize)) % pageSize
+            const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
+            // From seq 1 every row is in `from` already: nothing lies below it (the whole history).
+            const older =
+              seq <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(db, id, below, fill, includeInactive)
+            const messages = [...older.rows, ...from]
+            const page: MessagePage = {
+              messages,
+              baseSeq: messages[0]?.seq ?? 0,
+              headSeq: row.headSeq,
+              hasOlder: older.hasOlder,
+            }
+            return { row, page }
+          }),
+        ),
       )
     }),
 
@@ -525,6 +530,21 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   }
 
   /** A page as readers must see it: streaming rows that lag in storage patched from the log. */
+  /**
+   * A rows read sent beside a watch that is still loading the session (a view's open sends
+   * them together) runs beside the load, not behind it, and is read again only when it saw an
+   * older head than the load: the changes the watch delivers continue from the loaded state, so
+   * a page older than it could miss a commit (another engine's) that the load took in without
+   * a change. A page at or past the loaded head overlaps the changes, which a view skips.
+   */
+  async function besideOpening(id: string, read: () => Promise<MessagePage>): Promise<MessagePage> {
+    const opening = entries.get(id)?.opening
+    if (!opening) return read()
+    const [page] = await Promise.all([read(), opening.catch(() => undefined)])
+    const loaded = entries.get(id)?.snap?.row.headSeq ?? 0
+    return page.headSeq >= loaded ? page : read()
+  }
+
   async function withCurrentRows({
     row,
     page,
