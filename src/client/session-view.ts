@@ -4,8 +4,9 @@
  * `subscribe`/`getSnapshot` (a new snapshot object only when something changed).
  *
  * Loading never misses a commit: the view subscribes to the change feed first and buffers what
- * arrives, then reads the tail page, the pending receipts and the outline, then applies the
- * buffered changes on top (changes the reads already hold are recognised by their head seq).
+ * arrives, then reads the tail page (or, for a `loadThrough` asked in the opening task, every
+ * row from its seq), the pending receipts and the outline, then applies the buffered changes on
+ * top (changes the reads already hold are recognised by their head seq).
  *
  * @example
  *   const view = createSessionView(engine, sessionId)
@@ -393,11 +394,9 @@ export function createSessionView(
       const watching =
         unsubscribe === undefined ? engine.watch(sessionId, onChange, { textAppends: true }) : undefined
       // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
-      const reads = Promise.all([
-        engine.page(sessionId, { limit: tail, includeInactive: filter.includeInactive }),
-        engine.pending(sessionId),
-        engine.outline(sessionId),
-      ])
+      const floor = openingFloor
+      openingFloor = undefined
+      const reads = Promise.all([firstRows(floor), engine.pending(sessionId), engine.outline(sessionId)])
       if (watching) {
         // A failed watch fails the reads too; only the watch's error is reported.
         reads.catch(() => undefined)
@@ -411,7 +410,7 @@ export function createSessionView(
       }
       const [page, pending, slice] = await reads
       if (disposed || gen !== generation) return
-      window = windowFromTail(page, filter)
+      window = windowFromTail(page, filter, floor)
       settleUserRows(page.messages)
       for (const receipt of pending) inbox.applyReceipt(receipt)
       setOutline(slice.entries, slice.start, slice.headSeq)
@@ -435,7 +434,32 @@ export function createSessionView(
     return read(generation)
   }
 
-  const ready = read(generation)
+  /**
+   * The rows of the first read: the tail page, or, when `loadThrough(seq)` was called in the
+   * task that opened the view, every row from `seq` up in the same round trip (filled to a tail
+   * page). A `seq` above every row reads nothing there, so the tail is read after all.
+   */
+  async function firstRows(floor: number | undefined): Promise<MessagePage> {
+    const tailPage = () => engine.page(sessionId, { limit: tail, includeInactive: filter.includeInactive })
+    if (floor === undefined) return tailPage()
+    const page = await engine.loadThrough(sessionId, {
+      seq: floor,
+      pageSize: tail,
+      includeInactive: filter.includeInactive,
+    })
+    return page.hasOlder && page.messages.length < tail ? tailPage() : page
+  }
+
+  /**
+   * The lowest seq `loadThrough` asked for before the first read left; the first read starts in
+   * a microtask, so a view opened and asked for older rows in one task reads them in one go.
+   */
+  let openingFloor: number | undefined
+  let firstReadSent = false
+  const ready = Promise.resolve().then(() => {
+    firstReadSent = true
+    return disposed ? undefined : read(generation)
+  })
 
   /**
    * Reads pages and adds each to the window with the range it covers. Changes to rows outside
@@ -792,6 +816,7 @@ export function createSessionView(
       } catch (thrown) {
         return Promise.reject(thrown)
       }
+      if (!firstReadSent) openingFloor = Math.min(openingFloor ?? seq, Math.max(1, seq))
       return jump(seq)
     },
     async jumpTo(seq) {

@@ -82,7 +82,10 @@ export interface SessionView {
   cancel(inputId: string): Promise<void>
   edit(inputId: string, text: string): Promise<void>
   loadOlder(): Promise<void>
-  /** Loads older rows until `seq` is loaded (through any gap on the way), contiguously below the window. */
+  /**
+   * Loads older rows until `seq` is loaded (through any gap on the way), contiguously below the
+   * window. Called in the task that opened the view, it rides the first read: one round trip.
+   */
   loadThrough(seq: number): Promise<void>
   /**
    * Loads the neighbourhood of `seq` (the turn that holds it, a page either side) without the

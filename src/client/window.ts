@@ -68,11 +68,13 @@ const isShown = (message: SessionMessage, filter: WindowFilter): boolean =>
 const rowOf = (message: SessionMessage): MessageRow => ({ key: message.id, kind: 'message', message })
 
 /** The first tail page of a session (or a reload after a reset). */
-export function windowFromTail(page: MessagePage, filter: WindowFilter): TranscriptWindow {
+export function windowFromTail(page: MessagePage, filter: WindowFilter, readFrom?: number): TranscriptWindow {
   const first = page.messages[0]
+  // A page of every row from `readFrom` up knows that seq even when no row sits at it.
+  const from = page.hasOlder && first ? Math.min(first.seq, readFrom ?? first.seq) : 1
   return {
     rows: page.messages.filter((m) => isShown(m, filter)).map(rowOf),
-    known: [{ from: page.hasOlder && first ? first.seq : 1, to: Number.POSITIVE_INFINITY }],
+    known: [{ from, to: Number.POSITIVE_INFINITY }],
     hasOlder: page.hasOlder,
     headSeq: page.headSeq,
     syncedThrough: page.headSeq,

@@ -115,6 +115,66 @@ describe('opening a view', () => {
   })
 })
 
+describe('a view asked to load through a seq in the task that opened it', () => {
+  const messageRows = (s: TimelineSnapshot) =>
+    s.rows.flatMap((row) => (row.kind === 'message' ? [row.message] : []))
+
+  test('reads every row from that seq in its first read, the same rows a later loadThrough loads', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 1, max: 25 }),
+        fc.nat({ max: 260 }),
+        async (turns, tail, floor) => {
+          const page = await openPage()
+          try {
+            await page.engine.createSession({ id: 's' })
+            await seedTurns(page.engine, 's', turns)
+            // The reference: every row of the session, read in one go.
+            const all = (await page.engine.loadThrough('s', { seq: 1 })).messages
+            page.calls.clear()
+            const view = page.client.open('s', { tail })
+            await view.loadThrough(floor)
+            const opened = await until(view, (s) => s.status === 'ready')
+            const rows = messageRows(opened)
+            // A suffix of the history that holds every row from `floor` and at least a tail.
+            expect(rows).toEqual(all.slice(all.length - rows.length))
+            expect(rows.length).toBeGreaterThanOrEqual(Math.min(tail, all.length))
+            expect(rows.length).toBeGreaterThanOrEqual(all.filter((m) => m.seq >= floor).length)
+            expect(opened.hasOlder).toBe(rows.length < all.length)
+            // One rows read; a floor above every row reads nothing there, so the tail follows.
+            const aboveEveryRow = all.length > 0 && floor > all[all.length - 1]!.seq
+            const rowReads = (page.calls.get('page') ?? 0) + (page.calls.get('loadThrough') ?? 0)
+            expect(rowReads).toBe(aboveEveryRow ? 2 : 1)
+            // Differential: opened first and asked later, a view ends up with the same rows from `floor`.
+            const later = page.client.open('s', { tail })
+            await until(later, (s) => s.status === 'ready')
+            await later.loadThrough(floor)
+            const fromFloor = (ms: readonly { seq: number }[]) => ms.filter((m) => m.seq >= floor)
+            expect(fromFloor(rows)).toEqual(fromFloor(messageRows(later.getSnapshot())))
+            view.dispose()
+            later.dispose()
+          } finally {
+            await page.close()
+          }
+        },
+      ),
+      {
+        numRuns: 40,
+        seed: 20261202,
+        // Turn t's rows sit at seqs 8t-5 and 8t-3 (the session's creation is seq 1). A floor in
+        // the gap below a row, the rows from it filling whole tail pages so no older row is
+        // added, an older row left: the window must still know the floor (3,1,4: rows 5…21 from
+        // seq 4, a tail of 1; 2,2,8: rows 11 and 13, a tail of 2).
+        examples: [
+          [3, 1, 4],
+          [2, 2, 8],
+        ],
+      },
+    )
+  })
+})
+
 describe('a view taking streamed text as appends', () => {
   test('reads a row again when an append does not continue the version it shows (a push it never got)', async () => {
     const engine = engineOn(freshDbName('appends'), false)

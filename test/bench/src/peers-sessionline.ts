@@ -120,7 +120,8 @@ export function sessionlineSide(connectEngine: ConnectEngine, sessionId: string)
       const t0 = performance.now()
       const fresh = client().open(sessionId)
       const { latest: seen, stop: unfollow } = follow(fresh)
-      await seen.until((s) => s.status === 'ready', 'the tail')
+      // Asked in the task that opened the view, as an app that shows the whole history asks:
+      // the first read then brings every row (one round trip, not the tail and then the rest).
       await fresh.loadThrough(1)
       await seen.until((s) => !s.hasOlder && messages(s.rows).length === rows, `${rows} rows`)
       const ms = performance.now() - t0
