@@ -357,7 +357,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         'page request',
       )
       if (afterSeq !== undefined) {
-        return besideOpening(id, async () =>
+        return afterOpening(id, async () =>
           withCurrentRows(
             await inRowsRead(db, async () => {
               const [row, { rows, hasNewer }, below] = await Promise.all([
@@ -378,7 +378,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           ),
         )
       }
-      return besideOpening(id, async () =>
+      return afterOpening(id, async () =>
         withCurrentRows(
           await inRowsRead(db, async () => {
             const [row, { rows, hasOlder }] = await Promise.all([
@@ -405,7 +405,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'loadThrough request',
       )
-      return besideOpening(id, async () =>
+      return afterOpening(id, async () =>
         withCurrentRows(
           await inRowsRead(db, async () => {
             const [row, from] = await Promise.all([
@@ -531,18 +531,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
   /** A page as readers must see it: streaming rows that lag in storage patched from the log. */
   /**
-   * A rows read sent beside a watch that is still loading the session (a view's open sends
-   * them together) runs beside the load, not behind it, and is read again only when it saw an
-   * older head than the load: the changes the watch delivers continue from the loaded state, so
-   * a page older than it could miss a commit (another engine's) that the load took in without
-   * a change. A page at or past the loaded head overlaps the changes, which a view skips.
+   * A rows read beside a watch that is still loading the session waits for it: read earlier, it
+   * could miss a commit of another engine that the load then takes in without a change. (Read
+   * beside the load instead, and again when it saw an older head, it was no faster: the
+   * worker's thread, not IndexedDB, is what an open waits on.)
    */
-  async function besideOpening(id: string, read: () => Promise<MessagePage>): Promise<MessagePage> {
-    const opening = entries.get(id)?.opening
-    if (!opening) return read()
-    const [page] = await Promise.all([read(), opening.catch(() => undefined)])
-    const loaded = entries.get(id)?.snap?.row.headSeq ?? 0
-    return page.headSeq >= loaded ? page : read()
+  async function afterOpening(id: string, read: () => Promise<MessagePage>): Promise<MessagePage> {
+    await entries.get(id)?.opening?.catch(() => undefined)
+    return read()
   }
 
   async function withCurrentRows({
