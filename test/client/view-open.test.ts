@@ -78,7 +78,8 @@ describe('opening a view', () => {
       fc.asyncProperty(
         fc.integer({ min: 0, max: 30 }),
         fc.constantFrom('cold', 'rebuild', 'warm'),
-        async (delay, start) => {
+        fc.boolean(),
+        async (delay, start, wholeHistory) => {
           const dbName = freshDbName('open-race')
           const other = engineOn(dbName)
           await other.createSession({ id: 's' })
@@ -96,6 +97,8 @@ describe('opening a view', () => {
             if (start === 'warm') await page.client.pending('s')
             const commit = ticks(delay).then(() => other.append('s', turnEvents(3)))
             const view = page.client.open('s')
+            // Asked in the opening task, the first read is a loadThrough instead of the tail page.
+            if (wholeHistory) void view.loadThrough(1)
             await commit
             // Every commit reaches an open view: this one must arrive without another commit.
             const seen = await Promise.race([
