@@ -456,9 +456,13 @@ export function createSessionView(
    */
   let openingFloor: number | undefined
   let firstReadSent = false
+  const openedAt = generation
   const ready = Promise.resolve().then(() => {
     firstReadSent = true
-    return disposed ? undefined : read(generation)
+    // Disposed, or the connection was lost or failed in the opening task (a view opened while a
+    // fresh worker is on its way): the read that follows that, with the floor, is the first.
+    if (disposed || generation !== openedAt) return
+    return read(generation)
   })
 
   /**

@@ -208,6 +208,28 @@ describe('connect with a worker factory: a dead worker is noticed and replaced',
     expect(heard.status).toBe('ready')
   })
 
+  test('a view opened while a fresh worker is on its way subscribes once there, and loads through the seq asked in its opening task', async () => {
+    const { fleet, client, id } = await started()
+    await client.append(id, [...turnEvents(1), ...turnEvents(2)])
+    const first = client.open(id)
+    await until(first, (s) => s.status === 'ready')
+    fleet.kill()
+    // The loss is known and the fresh worker not started yet (it starts in a task of its own).
+    await until(first, (s) => s.status === 'reconnecting')
+    const opened = client.open(id, { tail: 1 })
+    void opened.loadThrough(1)
+    const shown = await until(opened, (s) => s.status === 'ready')
+    await until(first, (s) => s.status === 'ready')
+    expect(shown.rows.map((row) => row.key)).toEqual(['u-1', 'a-1', 'u-2', 'a-2'])
+    expect(shown.hasOlder).toBe(false)
+    // The fresh worker: one watch per view, the first view's tail, the second view's loadThrough.
+    const fresh = fleet.current()
+    expect(fleet.workers.length).toBe(2)
+    expect([fresh.calls.get('watch'), fresh.calls.get('page'), fresh.calls.get('loadThrough')]).toEqual([
+      2, 1, 1,
+    ])
+  })
+
   test('a view read that times out while the worker still answers its heartbeat replaces the worker, and the view loads from the fresh one', async () => {
     fleet = createFleet()
     client = connect(fleet.factory, { ...quick, timeoutMs: 300 })

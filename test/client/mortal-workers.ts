@@ -21,6 +21,8 @@ interface WireMessage {
 export interface MortalWorker extends Endpoint {
   engine: Engine
   alive: boolean
+  /** Calls that reached this worker, by method name. */
+  calls: Map<string, number>
   terminate(): void
 }
 
@@ -66,9 +68,11 @@ export function createFleet(dbName = freshDbName('fleet')): Fleet {
       const worker: MortalWorker = {
         engine,
         alive: !fleet.stillborn,
+        calls: new Map(),
         postMessage(message: WireMessage, transfer?: Transferable[]) {
           if (!worker.alive) return
           const method = message.type === 'APPLY' ? message.path?.join('.') : undefined
+          if (method) worker.calls.set(method, (worker.calls.get(method) ?? 0) + 1)
           if (armed && method === armed.method) {
             const { when } = armed
             armed = undefined
