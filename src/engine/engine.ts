@@ -356,45 +356,42 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'page request',
       )
+      await loadedBeforeRows(id)
       if (afterSeq !== undefined) {
-        return afterOpening(id, async () =>
-          withCurrentRows(
-            await inRowsRead(db, async () => {
-              const [row, { rows, hasNewer }, below] = await Promise.all([
-                getSessionRow(db, id),
-                rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
-                rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
-              ])
-              if (!row) throw notFound(id)
-              const page: MessagePage = {
-                messages: rows,
-                baseSeq: rows[0]?.seq ?? 0,
-                headSeq: row.headSeq,
-                hasOlder: below.hasOlder,
-                hasNewer,
-              }
-              return { row, page }
-            }),
-          ),
-        )
-      }
-      return afterOpening(id, async () =>
-        withCurrentRows(
+        return withCurrentRows(
           await inRowsRead(db, async () => {
-            const [row, { rows, hasOlder }] = await Promise.all([
+            const [row, { rows, hasNewer }, below] = await Promise.all([
               getSessionRow(db, id),
-              rowsBelow(db, id, beforeSeq, limit, includeInactive),
+              rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
+              rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
             ])
             if (!row) throw notFound(id)
             const page: MessagePage = {
               messages: rows,
               baseSeq: rows[0]?.seq ?? 0,
               headSeq: row.headSeq,
-              hasOlder,
+              hasOlder: below.hasOlder,
+              hasNewer,
             }
             return { row, page }
           }),
-        ),
+        )
+      }
+      return withCurrentRows(
+        await inRowsRead(db, async () => {
+          const [row, { rows, hasOlder }] = await Promise.all([
+            getSessionRow(db, id),
+            rowsBelow(db, id, beforeSeq, limit, includeInactive),
+          ])
+          if (!row) throw notFound(id)
+          const page: MessagePage = {
+            messages: rows,
+            baseSeq: rows[0]?.seq ?? 0,
+            headSeq: row.headSeq,
+            hasOlder,
+          }
+          return { row, page }
+        }),
       )
     }),
 
@@ -405,30 +402,30 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         request,
         'loadThrough request',
       )
-      return afterOpening(id, async () =>
-        withCurrentRows(
-          await inRowsRead(db, async () => {
-            const [row, from] = await Promise.all([
-              getSessionRow(db, id),
-              rowsFrom(db, id, seq, beforeSeq, includeInactive),
-            ])
-            if (!row) throw notFound(id)
-            // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
-            const fill = (pageSize - (from.length % pageSize)) % pageSize
-            const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
-            // From seq 1 every row is in `from` already: nothing lies below it (the whole history).
-            const older =
-              seq <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(db, id, below, fill, includeInactive)
-            const messages = [...older.rows, ...from]
-            const page: MessagePage = {
-              messages,
-              baseSeq: messages[0]?.seq ?? 0,
-              headSeq: row.headSeq,
-              hasOlder: older.hasOlder,
-            }
-            return { row, page }
-          }),
-        ),
+      // A view's first read is this one when it was asked to load through a seq as it opened.
+      await loadedBeforeRows(id)
+      return withCurrentRows(
+        await inRowsRead(db, async () => {
+          const [row, from] = await Promise.all([
+            getSessionRow(db, id),
+            rowsFrom(db, id, seq, beforeSeq, includeInactive),
+          ])
+          if (!row) throw notFound(id)
+          // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
+          const fill = (pageSize - (from.length % pageSize)) % pageSize
+          const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
+          // From seq 1 every row is in `from` already: nothing lies below it (the whole history).
+          const older =
+            seq <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(db, id, below, fill, includeInactive)
+          const messages = [...older.rows, ...from]
+          const page: MessagePage = {
+            messages,
+            baseSeq: messages[0]?.seq ?? 0,
+            headSeq: row.headSeq,
+            hasOlder: older.hasOlder,
+          }
+          return { row, page }
+        }),
       )
     }),
 
@@ -533,13 +530,10 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   /**
    * A rows read beside a watch that is still loading the session waits for it: read earlier, it
    * could miss a commit of another engine that the load then takes in without a change. (Read
-   * beside the load instead, and again when it saw an older head, it was no faster: the
-   * worker's thread, not IndexedDB, is what an open waits on.)
+   * beside the load instead, and again when it saw an older head, it was no faster; decision
+   * 0025's amendment.)
    */
-  async function afterOpening(id: string, read: () => Promise<MessagePage>): Promise<MessagePage> {
-    await entries.get(id)?.opening?.catch(() => undefined)
-    return read()
-  }
+  const loadedBeforeRows = (id: string) => entries.get(id)?.opening?.catch(() => undefined)
 
   async function withCurrentRows({
     row,
