@@ -320,34 +320,34 @@ async function runChaos({ seed, durationMs, tag }: { seed: number; durationMs: n
 }
 
 /**
+ * Runs `use` on a fresh connection of this page to `dbName` (not the engine's, which lives in
+ * the worker), and closes it once `use` has settled.
+ */
+function withOwnConnection<T>(dbName: string, use: (db: IDBDatabase) => Promise<T>): Promise<T> {
+  return new Promise<IDBDatabase>((resolve, reject) => {
+    const request = indexedDB.open(dbName)
+    request.onerror = () => reject(request.error)
+    request.onsuccess = () => resolve(request.result)
+  }).then((db) => use(db).finally(() => db.close()))
+}
+
+/** Settles with a request's result (its error: rejects). */
+const answerOf = <T>(request: IDBRequest<T>) =>
+  new Promise<T>((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result)
+    request.onerror = () => reject(request.error)
+  })
+
+/**
  * A read over every table of `dbName` from a fresh connection of this page. A transaction begun
  * before it with any overlapping scope (a dead worker's included) must end before it starts, so
  * it answers only once storage is free.
  */
-function probeStorage(dbName: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const request = indexedDB.open(dbName)
-    request.onerror = () => reject(request.error)
-    request.onsuccess = () => {
-      const db = request.result
-      const stores = [...db.objectStoreNames]
-      if (stores.length === 0) {
-        db.close()
-        resolve()
-        return
-      }
-      const read = db.transaction(stores, 'readonly').objectStore(stores[0]!).count()
-      read.onsuccess = () => {
-        db.close()
-        resolve()
-      }
-      read.onerror = () => {
-        db.close()
-        reject(read.error)
-      }
-    }
+const probeStorage = (dbName: string): Promise<void> =>
+  withOwnConnection(dbName, async (db) => {
+    const stores = [...db.objectStoreNames]
+    if (stores.length > 0) await answerOf(db.transaction(stores, 'readonly').objectStore(stores[0]!).count())
   })
-}
 
 /** The probes `monitorStorage` made that took a while (`ms` undefined: not answered yet). */
 const storageProbes: { at: number; ms?: number }[] = []
@@ -460,28 +460,14 @@ const api: Record<string, (args: never) => unknown> = {
     }),
   /** The stored status of each of `ids`' receipts, read from the page's own connection (absent: none). */
   receiptStatuses: ({ dbName, ids }: { dbName: string; ids: string[] }) =>
-    new Promise<Record<string, string>>((resolve, reject) => {
-      const request = indexedDB.open(dbName)
-      request.onerror = () => reject(request.error)
-      request.onsuccess = () => {
-        const db = request.result
-        const store = db.transaction('inputs', 'readonly').objectStore('inputs')
-        const statuses: Record<string, string> = {}
-        let left = ids.length
-        const done = () => {
-          db.close()
-          resolve(statuses)
-        }
-        if (left === 0) return done()
-        for (const id of ids) {
-          const get = store.get(id)
-          get.onsuccess = () => {
-            if (get.result) statuses[id] = (get.result as { status: string }).status
-            if (--left === 0) done()
-          }
-          get.onerror = () => reject(get.error)
-        }
-      }
+    withOwnConnection(dbName, async (db) => {
+      const store = db.transaction('inputs', 'readonly').objectStore('inputs')
+      const receipts = await Promise.all(ids.map((id) => answerOf(store.get(id))))
+      const statuses: Record<string, string> = {}
+      receipts.forEach((receipt, i) => {
+        if (receipt) statuses[ids[i]!] = (receipt as { status: string }).status
+      })
+      return statuses
     }),
   /** Probes the database from this page from now on, one probe at a time (see `storageStalls`). */
   monitorStorage({ dbName }: { dbName: string }) {
