@@ -6,7 +6,7 @@
  * engine reads the state and the facts a command is judged on inside one write transaction,
  * decides, commits what the decision says in that transaction, and publishes.
  *
- * Rules (DESIGN.md §5, §10):
+ * Rules (docs/architecture.md §5, §10):
  * - admit is idempotent by id: the same id with the same payload answers the stored receipt and
  *   writes nothing; with another payload, another session, or an id a row owns, it is a conflict.
  * - cancel and edit touch pending receipts of this session only; an edit to the same text writes

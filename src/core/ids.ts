@@ -1,5 +1,5 @@
 /**
- * Id ownership (DESIGN.md §10, docs/decisions/0008): transcript rows and input receipts share
+ * Id ownership (docs/architecture.md §10, docs/decisions/0008): transcript rows and input receipts share
  * one id space across every session. An id belongs to the first thing that took it (an input
  * receipt, or a row an event created), and a write that would give it to a second thing is a
  * `conflict` that writes nothing. Pure: the writer reads who owns the ids, these rules judge.

@@ -1,6 +1,6 @@
 /**
  * Pure rules of the inbox view: which receipts are pending, in what order, and which of them a
- * promotion takes (DESIGN.md §5). Receipts come from the `inputs` table; nothing here reads it.
+ * promotion takes (docs/architecture.md §5). Receipts come from the `inputs` table; nothing here reads it.
  */
 import type { InputReceipt } from '../schema/inputs'
 import type { PromoteMode } from '../schema/requests'

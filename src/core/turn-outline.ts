@@ -1,7 +1,7 @@
 /**
  * The turn outline: one entry per turn, `{turn, seq, prompt, response}`, for the turn rail.
  *
- * Rules (DESIGN.md §6):
+ * Rules (docs/architecture.md §6):
  * - `turn/start` opens an entry (`seq` is that event's seq) only when no turn is open and its
  *   number advances past every earlier turn; anything else is skipped, with its messages.
  *   The open turn's entry is in the outline at once, with `prompt` and `response` empty, so the

@@ -1,5 +1,5 @@
 /**
- * The engine (DESIGN.md §3–§6): the inbox, the event log and its projections over one Dexie
+ * The engine (docs/architecture.md §3–§6): the inbox, the event log and its projections over one Dexie
  * database. Every write is one readwrite transaction that allocates seqs from the session row;
  * per session the engine caches the fold state it last published (`Snapshot`) and reuses it
  * inside a transaction only when the row's `rev` proves nobody wrote since.

@@ -1,5 +1,5 @@
 /**
- * Canonical records to the stored form of a session: transcript rows (DESIGN.md §3), the turn
+ * Canonical records to the stored form of a session: transcript rows (docs/architecture.md §3), the turn
  * outline and usage totals. Pure, and blind to the provider: the same rules for every file.
  *
  * - Rows follow the records' `order`; `seq` counts rows from 1.

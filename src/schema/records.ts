@@ -1,6 +1,6 @@
 /**
  * Canonical transcript records: the one language every provider's session file is parsed into
- * (DESIGN.md §1 idea 3, §8). Adapters in `src/import/` write them; `assembleSessionDetail` and
+ * (docs/architecture.md §1 idea 3, §8). Adapters in `src/import/` write them; `assembleSessionDetail` and
  * `recordsToRows` read them and never ask which provider wrote them.
  *
  * Ordered records (`message`, `tool_result`, `summary`) carry `order`: ascending, unique per

@@ -5,7 +5,7 @@ import { SessionMessage } from './messages'
 /** Largest page `page` serves in one call. */
 export const MAX_PAGE_LIMIT = 1000
 export const DEFAULT_PAGE_LIMIT = 50
-/** Page size `loadThrough` uses when none is given (DESIGN.md §7). */
+/** Page size `loadThrough` uses when none is given (docs/architecture.md §7). */
 export const DEFAULT_JUMP_PAGE = 200
 
 /**

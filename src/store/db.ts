@@ -1,5 +1,5 @@
 /**
- * The IndexedDB database of sessionline (DESIGN.md §3), declared with Dexie. This is the only
+ * The IndexedDB database of sessionline (docs/architecture.md §3), declared with Dexie. This is the only
  * module that imports `dexie`: the rest of the store speaks in these row types and helpers.
  *
  * @example

@@ -60,7 +60,7 @@ const act: fc.Arbitrary<Act> = fc.oneof(
   },
 )
 
-/** The reference: plain records and the rules of DESIGN.md §5 and §10, spelled out by hand. */
+/** The reference: plain records and the rules of docs/architecture.md §5 and §10, spelled out by hand. */
 interface ModelInput {
   id: string
   session: string

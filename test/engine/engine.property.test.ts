@@ -1,7 +1,7 @@
 /**
  * Differential test of the engine against a plain in-memory model of the inbox and the turn
  * grammar: random sequences of admit / cancel / edit / promote / append (with reopen), each call
- * awaited before the next, with the invariants of DESIGN.md §3–§6 checked after every step, and a
+ * awaited before the next, with the invariants of docs/architecture.md §3–§6 checked after every step, and a
  * watcher whose merged pushes must always equal what the engine serves. Calls issued at once from
  * two engines are concurrent.property.test.ts's.
  */

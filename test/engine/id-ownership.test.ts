@@ -1,5 +1,5 @@
 /**
- * Ids are global (DESIGN.md §10): a transcript row, an input receipt and an imported row never
+ * Ids are global (docs/architecture.md §10): a transcript row, an input receipt and an imported row never
  * share an id, in one session or across sessions. Every write that would reuse one is a
  * `conflict` and writes nothing, and the owner of the id keeps working afterwards.
  */

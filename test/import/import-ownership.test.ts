@@ -1,5 +1,5 @@
 /**
- * An import owns only its own rows (DESIGN.md §10): rows are added, never put over a row of
+ * An import owns only its own rows (docs/architecture.md §10): rows are added, never put over a row of
  * another session, and an id an input of any session owns is refused as well. A collision is a
  * `conflict` for that file and writes nothing; a re-import replaces the rows of its own session
  * and nothing else.

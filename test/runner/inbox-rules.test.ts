@@ -23,7 +23,7 @@ const admission = fc.record({
 
 /**
  * Random admissions, each made at a chosen point of the run (mid-step, just before the model
- * finishes, or while idle), against the real engine: the inbox rules of DESIGN.md §5 must hold.
+ * finishes, or while idle), against the real engine: the inbox rules of docs/architecture.md §5 must hold.
  */
 test('steer and queue follow the inbox rules under generated admission schedules', async () => {
   await fc.assert(

@@ -1,6 +1,6 @@
 /**
  * The baseline: plain Dexie doing the writes and reads sessionline does, on the same tables and
- * keys (DESIGN.md §3), declared here on its own so the baseline never moves with the engine.
+ * keys (docs/architecture.md §3), declared here on its own so the baseline never moves with the engine.
  * Each function is the least a hand-written app would do for the same durable result; none
  * validates, folds or notifies (rows come ready-made from the fixtures).
  */
