@@ -4,7 +4,7 @@
  * `run.mjs` (started by `npm run bench`, no TypeScript loader) can import it.
  */
 
-/** @typedef {{ reps: number, opsPerRep: number, median: number, perOp: number }} Figure */
+/** @typedef {{ reps: number, opsPerRep: number, median: number, perOp: number, min?: number, max?: number, all?: number[] }} Figure */
 /**
  * @typedef {{ id: string, name: string, op: string, unit: 'ms' | 'MB' | 'KB' | 'snapshots', sessionline: Figure, raw: Figure,
  *   ratio: number | null, target?: number, note?: string }} Comparison
@@ -15,11 +15,39 @@ const fixed = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.
 /** @param {number} x */
 const perOp = (x) => (x >= 1 ? x.toFixed(2) : x >= 0.01 ? x.toFixed(3) : x.toPrecision(2))
 
+/**
+ * The spread of a figure's repetitions, as min–max around the median: a ratio whose sides
+ * spread wider than the gap between them is not a finding. Figures recorded before the runner
+ * kept min and max have none.
+ * @param {Figure} f
+ */
+function spread(f) {
+  if (f.min === undefined || f.max === undefined || f.reps < 2) return ''
+  return ` [${fixed(f.min)}–${fixed(f.max)}]`
+}
+
 /** @param {Figure} f @param {Comparison['unit']} unit */
 function cell(f, unit) {
-  if (unit !== 'ms') return `${fixed(f.median)} ${unit}`
+  if (unit !== 'ms') return `${fixed(f.median)}${spread(f)} ${unit}`
   const each = f.opsPerRep > 1 ? ` (${perOp(f.perOp)} ms/op)` : ''
-  return `${fixed(f.median)} ms${each}`
+  return `${fixed(f.median)}${spread(f)} ms${each}`
+}
+
+/**
+ * The spread of the ratio itself: the lowest and highest sessionline ÷ raw over the repetitions,
+ * paired in order (repetition i of each side ran interleaved with the other, under the same load).
+ * @param {Comparison} c
+ * @returns {string}
+ */
+export function ratioSpread(c) {
+  const a = c.sessionline.all
+  const b = c.raw.all
+  if (!a || !b || a.length !== b.length || a.length < 2) return ''
+  const ratios = a
+    .map((x, i) => (b[i] ? x / /** @type {number} */ (b[i]) : Number.NaN))
+    .filter(Number.isFinite)
+  if (ratios.length < 2) return ''
+  return ` [${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}]`
 }
 
 /** @param {Comparison} c */
@@ -36,11 +64,11 @@ function verdict(c) {
  */
 export function markdownTable(comparisons, { judge = true } = {}) {
   const lines = [
-    '| # | benchmark | one op | sessionline median | raw Dexie median | ratio | target |',
+    '| # | benchmark | one op | sessionline median [min–max] | raw Dexie median [min–max] | ratio [per-rep min–max] | target |',
     '|---|---|---|---:|---:|---:|---|',
   ]
   for (const c of comparisons) {
-    const ratio = c.ratio === null ? 'n/a' : `${c.ratio.toFixed(2)}×`
+    const ratio = c.ratio === null ? 'n/a' : `${c.ratio.toFixed(2)}×${ratioSpread(c)}`
     const reps = c.unit === 'ms' ? ` (${c.sessionline.opsPerRep}×${c.sessionline.reps})` : ''
     lines.push(
       `| ${c.id} | ${c.name}${reps} | ${c.op} | ${cell(c.sessionline, c.unit)} | ${cell(c.raw, c.unit)} | ${ratio} | ${judge ? verdict(c) : '—'} |`,

@@ -1,0 +1,35 @@
+/** Types of report.mjs (plain JavaScript so the bench runner needs no TypeScript loader). */
+export interface Figure {
+  reps: number
+  opsPerRep: number
+  median: number
+  perOp: number
+  min?: number
+  max?: number
+  all?: number[]
+}
+export interface Comparison {
+  id: string
+  name: string
+  op: string
+  unit: 'ms' | 'MB' | 'KB' | 'snapshots'
+  sessionline: Figure
+  raw: Figure
+  ratio: number | null
+  target?: number
+  note?: string
+}
+export interface FoldFigure {
+  id: string
+  name: string
+  turns: number
+  events: number
+  value: number
+  unit: 'events/s'
+  atLeast: number
+}
+export function ratioSpread(c: Comparison): string
+export function markdownTable(comparisons: Comparison[], options?: { judge?: boolean }): string
+export function missedTargets(comparisons: Comparison[]): Comparison[]
+export function foldTable(folds: FoldFigure[]): string
+export function growthTable(comparisons: Comparison[], options?: { judge?: boolean }): string
