@@ -495,14 +495,16 @@ describe('12. Nothing skipped silently', () => {
   test('importTranscript reports the skipped lines of a real file by reason, in the session origin', async () => {
     const engine = newEngine()
     const info = await engine.importTranscript({ text: real('claude/claude-code-log__edge_cases.jsonl') })
-    // lines 13, 15, 16: "massive error", 42, [1]; 10 and 11: nothing to show; 14: no type
+    // lines 13, 15, 16: "massive error", 42, [1]; 10 and 11: nothing to show; 14: no type;
+    // 17 is kept, but its parentUuid assistant_003 is no entry of the file
     expect(info.origin?.skipped).toEqual([
       { reason: 'not_an_object', count: 3, lines: [13, 15, 16] },
+      { reason: 'missing_parent', count: 1, lines: [17] },
       { reason: 'empty_entry', count: 2, lines: [10, 11] },
       { reason: 'unknown_type', count: 1, lines: [14] },
     ])
     expect(describeSkipped(info.origin!.skipped!)).toBe(
-      '6 lines skipped: 3 not a JSON object (lines 13, 15, 16); 2 empty entries (lines 10, 11); 1 of an unknown type (line 14)',
+      '6 lines skipped: 3 not a JSON object (lines 13, 15, 16); 2 empty entries (lines 10, 11); 1 of an unknown type (line 14). 1 line kept whose parent is missing (line 17)',
     )
     expect((await engine.getSession(info.id))?.origin?.skipped).toEqual(info.origin?.skipped)
   })
