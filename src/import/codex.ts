@@ -23,7 +23,8 @@
  * `status`; a thread an agent spawned (`session_meta.source.subagent.thread_spawn`) names its
  * parent, and the spawning call names the thread a `collab_tool_call` event says it started;
  * `turn_aborted` marks the turn's last answer `interrupted`, an `error` event is an assistant
- * message in the `error` state (with no usage of its own); a call's usage is
+ * message in the `error` state and a `stream_error` (a retry notice) a meta system message in
+ * it, neither with usage of its own; a call's usage is
  * `last_token_usage` (or, without it,
  * the growth of `total_token_usage`), a repeated total is not counted twice, and the usage goes
  * on the newest assistant record since the previous count (or on a hidden usage-only record);
@@ -285,18 +286,21 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
               visibility: 'visible',
               ...withModel,
             })
-        } else if (payload.type === 'error') {
-          // The turn failed (the provider refused or the retries ran out): what the UI printed.
+        } else if (payload.type === 'error' || payload.type === 'stream_error') {
+          // `error`: the turn failed (the provider refused, or the retries ran out);
+          // `stream_error`: a retry notice ("Reconnecting... 1/5"). What the UI printed.
+          const retry = payload.type === 'stream_error'
           message({
             id,
             ...at,
-            role: 'assistant',
+            role: retry ? 'system' : 'assistant',
             text: text ?? 'Error',
             contentType: 'text',
+            ...(retry ? { isMeta: true } : {}),
             visibility: 'visible',
             status: 'error',
             finish: 'error',
-            ...withModel,
+            ...(retry ? {} : withModel),
           })
         } else if (payload.type === 'collab_tool_call') {
           const callId = str(payload.call_id)

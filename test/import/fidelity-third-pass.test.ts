@@ -128,20 +128,25 @@ describe('2. API errors show as error rows and count in no usage', () => {
     expect(outline[0]).toMatchObject({ turn: 1, response: 'API Error: UnknownOperationException' })
   })
 
-  test('Codex: an `error` event is the turn’s error row; the usage stays on the call', () => {
+  test('Codex: a `stream_error` retry and the `error` event are error rows; the usage stays on the call', () => {
     // Written (Codex persists `EventMsg::Error`; no public rollout found with one): a prompt,
-    // an exec_command call and its output, a token count (3000 in, 40 out), then the error.
+    // an exec_command call and its output, a token count (3000 in, 40 out), a stream_error
+    // retry notice, then the error.
     const { rows, usage } = stored(written('codex-error-event-and-item-output.jsonl'))
-    // before: the error event was dropped: 2 rows, the turn ending on the tool call
-    expect(rows.map((r) => [r.role, r.status])).toEqual([
-      ['user', 'complete'],
-      ['assistant', 'complete'],
-      ['assistant', 'error'],
+    // before: both events were dropped: 2 rows, the turn ending on the tool call
+    expect(rows.map((r) => [r.role, r.status, r.turn, textOf(r)])).toEqual([
+      ['user', 'complete', 1, 'List the files'],
+      ['assistant', 'complete', 1, ''],
+      ['system', 'error', 1, 'Reconnecting... 1/5'],
+      [
+        'assistant',
+        'error',
+        1,
+        'unexpected status 403 Forbidden: Your account is not allowed to use this model',
+      ],
     ])
-    expect(textOf(rows[2]!)).toBe(
-      'unexpected status 403 Forbidden: Your account is not allowed to use this model',
-    )
-    expect(rows[2]!.usage).toBeUndefined()
+    expect(rows[2]!.isMeta).toBe(true)
+    expect(rows.slice(2).every((r) => r.usage === undefined)).toBe(true)
     expect(rows[1]!.usage).toEqual({ input: 3000, output: 40 })
     expect(usage).toEqual({ input: 3000, output: 40, calls: 1 })
   })

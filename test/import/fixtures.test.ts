@@ -726,22 +726,23 @@ const expected: Record<string, Expected> = {
     turns: 0,
   },
   // Written: the prompt (3/4), an exec_command call whose output is one content item, a token
-  // count (3000 in, 40 out), an `error` event.
+  // count (3000 in, 40 out), a `stream_error` retry notice, an `error` event: 4 messages, the
+  // result fills the call's part.
   'fixtures/written/codex-error-event-and-item-output.jsonl': {
     format: 'codex',
     sessionId: 'fx-codex-error',
     title: 'List the files',
-    messages: 3,
+    messages: 4,
     calls: 1,
     results: 1,
     paired: 1,
     summaries: 0,
-    visible: 4,
+    visible: 5,
     inactive: 0,
     hidden: 0,
-    messageCount: 3,
+    messageCount: 4,
     usage: { input: 3000, output: 40, calls: 1 },
-    rows: 3,
+    rows: 4,
     turns: 1,
   },
   // Written for these tests: a prompt, a `!!` shell command (excludeFromContext: shown, not
