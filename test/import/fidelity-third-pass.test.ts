@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import fc from 'fast-check'
 import { afterEach, describe, expect, test } from 'vitest'
 import { createEngine } from '../../src/engine/engine'
 import type { Engine } from '../../src/engine/types'
@@ -201,6 +202,58 @@ describe('3. A parent missing from the file supersedes nothing', () => {
     expect(searches).toHaveLength(5) // lines 10, 11, 12, 22, 29
     expect(searches.every((p) => p.state === 'done' && typeof p.output === 'string' && p.output !== '')).toBe(
       true,
+    )
+  })
+
+  test('property: breaking any links of a linear file changes nothing but the report', () => {
+    // A linear Claude Code file (prompts and answers, each linked to the line before); some
+    // lines then name parents that are not in the file. Differential: the damaged file imports
+    // to the same rows as the intact one, and exactly the damaged lines are reported.
+    const entry = (i: number, parent: string | null) =>
+      JSON.stringify({
+        type: i % 2 === 0 ? 'user' : 'assistant',
+        uuid: `e${i}`,
+        parentUuid: parent,
+        sessionId: 'prop',
+        timestamp: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+        message:
+          i % 2 === 0
+            ? { role: 'user', content: `prompt ${i}` }
+            : { role: 'assistant', id: `m${i}`, content: [{ type: 'text', text: `answer ${i}` }] },
+      })
+    const shape = (rows: readonly SessionMessage[]) =>
+      rows.map((r) => [r.id, r.visibility, r.turn, r.role, textOf(r)])
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 2, max: 24 })
+          .chain((n) =>
+            fc.tuple(
+              fc.constant(n),
+              fc.uniqueArray(fc.integer({ min: 1, max: n - 1 }), { maxLength: n - 1 }),
+            ),
+          ),
+        ([n, broken]) => {
+          const lines = (damaged: ReadonlySet<number>) =>
+            Array.from({ length: n }, (_, i) =>
+              entry(i, i === 0 ? null : damaged.has(i) ? `gone-${i}` : `e${i - 1}`),
+            ).join('\n')
+          const intact = parseTranscript(lines(new Set()))
+          const damaged = parseTranscript(lines(new Set(broken)))
+          expect(shape(recordsToRows(damaged.records).rows)).toEqual(
+            shape(recordsToRows(intact.records).rows),
+          )
+          expect(recordsToRows(damaged.records).rows.every((r) => r.visibility === 'visible')).toBe(true)
+          const lineNumbers = [...broken].sort((a, b) => a - b).map((i) => i + 1)
+          expect(damaged.skipped).toEqual(
+            broken.length === 0
+              ? []
+              : [{ reason: 'missing_parent', count: broken.length, lines: lineNumbers.slice(0, 5) }],
+          )
+          expect(damaged.skippedLines).toBe(0)
+        },
+      ),
+      { numRuns: 200 },
     )
   })
 
