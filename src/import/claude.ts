@@ -29,8 +29,9 @@
  *
  * Our rules: entries on the current chain are `visible`, except those before the last
  * compaction on it (`inactive`, the summary `visible`); entries off the chain are `inactive`,
- * except the lines of a response that is on it and tool results whose call is on it (parallel
- * tool calls branch the chain without superseding anything); a parent's sidechain entries are
+ * except the lines of a response that is on it, tool results whose call is on it (parallel
+ * tool calls branch the chain without superseding anything) and notices (system entries,
+ * failed calls) hanging off it that no turn continues from; a parent's sidechain entries are
  * `hidden` (they are the sub-agent's transcript, imported from its own file); an entry other
  * than the first that names no parent (files written without links), or names one the file
  * does not hold (trimmed or damaged files: reported as `missing_parent`), follows the
@@ -167,6 +168,8 @@ interface ChainNode {
   response: string | undefined
   /** A user entry that only returns tool results. */
   toolResults: boolean
+  /** A note about the conversation rather than a turn of it: a `system` entry, a failed call. */
+  notice: boolean
 }
 
 /** What the first pass learns of the whole file before any record is written. */
@@ -200,12 +203,17 @@ const responseKey = (entry: JsonObject, message: JsonObject) => {
 }
 
 /**
- * Parallel tool calls branch the chain without superseding anything: Claude Code writes each
- * `tool_use` block of one response as its own line, each result as a child of its call's line,
- * and continues from one of them. Lines of a response that has a line on the path, and tool
- * results whose call's line is on it, belong to the path (file order: parents first).
+ * Branches that supersede nothing join the path (file order: parents first). Parallel tool
+ * calls: Claude Code writes each `tool_use` block of one response as its own line, each result
+ * as a child of its call's line, and continues from one of them, so the lines of a response
+ * with a line on the path, and tool results whose call's line is on it, belong to it. Notices
+ * (an `api_error` retry, a failed call) hang off the entry they were written after while the
+ * conversation goes on from that entry: one whose parent is on the path and that no turn
+ * continues from belongs to it.
  */
-function joinParallelBranches(chain: Map<string, ChainNode>, current: Set<string>, compacted: Set<string>) {
+function joinSideBranches(chain: Map<string, ChainNode>, current: Set<string>, compacted: Set<string>) {
+  const continued = new Set<string>()
+  for (const node of chain.values()) if (!node.notice && node.parentUuid) continued.add(node.parentUuid)
   const setOf = new Map<string, Set<string>>()
   for (const into of [current, compacted]) {
     for (const id of into) {
@@ -219,7 +227,7 @@ function joinParallelBranches(chain: Map<string, ChainNode>, current: Set<string
     if (memberOf(id)) continue
     const into =
       (node.response !== undefined ? setOf.get(node.response) : undefined) ??
-      (node.toolResults ? memberOf(node.parentUuid) : undefined)
+      (node.toolResults || (node.notice && !continued.has(id)) ? memberOf(node.parentUuid) : undefined)
     if (!into) continue
     into.add(id)
     if (node.response !== undefined) setOf.set(node.response, into)
@@ -284,6 +292,11 @@ function readFacts(parsed: ParsedLines): FileFacts {
           type === 'user' &&
           blocks.length > 0 &&
           blocks.every((b) => isObject(b) && b.type === 'tool_result'),
+        notice:
+          (type === 'system' && !compactBoundary) ||
+          (type === 'assistant' &&
+            (entry.isApiErrorMessage === true ||
+              (blocks.length === 0 && providerErrorOf(message) !== undefined))),
       })
     }
     if (uuid && conversation) previous[lane] = uuid
@@ -380,7 +393,7 @@ function readFacts(parsed: ParsedLines): FileFacts {
       at = node.parentUuid ?? node.logicalParentUuid
     }
     // The boundary itself belongs to what follows it; it makes no record either way.
-    joinParallelBranches(chain, current, compacted)
+    joinSideBranches(chain, current, compacted)
   }
   const subAgent = firstConversation?.isSidechain === true ? { agentId } : undefined
   const ownSummary = summaries.find((s) => chain.has(s.leafUuid))?.summary

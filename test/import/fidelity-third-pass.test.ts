@@ -110,7 +110,8 @@ describe('2. API errors show as error rows and count in no usage', () => {
   // prompt; lines 2 and 3 `system/api_error` retries (status 403, retryAttempt 1 and 2 of 10);
   // line 4 an assistant entry whose `message` is a proxy's error body
   // `{"Output":{"__type":"com.amazon.coral.service#UnknownOperationException"},…,"content":[]}`;
-  // line 5 "Try again", line 6 the answer (usage 120 in, 9 out).
+  // line 5 "Try again", line 6 the answer (usage 120 in, 9 out). Lines 2, 3 and 4 all name the
+  // prompt as parent: the retries are childless side branches, the chain runs 6 5 4 1.
   test('Claude Code: each retry and the error body are error rows of the turn', () => {
     const { records, skipped } = parseTranscript(written('claude-api-errors.jsonl'))
     const { rows, outline, usage } = recordsToRows(records)
@@ -124,6 +125,8 @@ describe('2. API errors show as error rows and count in no usage', () => {
       ['user', 'complete', 2, 'Try again'],
       ['assistant', 'complete', 2, 'The README describes the app.'],
     ])
+    // notices that no turn continues from supersede nothing: before, lines 2 and 3 were inactive
+    expect(rows.every((r) => r.visibility === 'visible')).toBe(true)
     expect(rows.filter((r) => r.status === 'error').every((r) => r.usage === undefined)).toBe(true)
     expect(usage).toEqual({ input: 120, output: 9, calls: 1 })
     expect(outline[0]).toMatchObject({ turn: 1, response: 'API Error: UnknownOperationException' })

@@ -688,7 +688,8 @@ const expected: Record<string, Expected> = {
     turns: 1,
   },
   // Written (shapes of Claude Code 2.1 files): a prompt, two api_error retries, an assistant
-  // entry whose message is a proxy's error body, "Try again", the answer (120 in, 9 out).
+  // entry whose message is a proxy's error body (all three children of the prompt), "Try
+  // again", the answer (120 in, 9 out). The retries join the path: all 6 visible.
   'fixtures/written/claude-api-errors.jsonl': {
     format: 'claude',
     sessionId: 'fx-claude-api-errors',
