@@ -5,49 +5,19 @@
  * else on a minimal file written from the shapes real files carry (fixtures/written, said
  * beside it). Numbers are read off the files; the comments say where.
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import fc from 'fast-check'
-import { afterEach, describe, expect, test } from 'vitest'
-import { createEngine } from '../../src/engine/engine'
-import type { Engine } from '../../src/engine/types'
+import { describe, expect, test } from 'vitest'
 import {
   assembleSessionDetail,
   describeSkipped,
   parseTranscript,
   recordsToRows,
 } from '../../src/import/index'
-import type { SessionMessage, ToolPart } from '../../src/schema/messages'
-import { ownFixtures, sharedTranscripts } from './fixture-paths'
+import type { SessionMessage } from '../../src/schema/messages'
+import { engineFactory, real, textOf, toolParts, written } from './fidelity-helpers'
 
-const real = (name: string) => readFileSync(path.join(sharedTranscripts, name), 'utf8')
-const written = (name: string) => readFileSync(path.join(ownFixtures, 'written', name), 'utf8')
 const stored = (text: string) => recordsToRows(parseTranscript(text).records)
-const textOf = (row: SessionMessage) =>
-  row.parts
-    .filter((p) => p.type === 'text')
-    .map((p) => p.text)
-    .join('\n')
-const toolParts = (rows: readonly SessionMessage[]) =>
-  rows.flatMap((r) => r.parts.filter((p): p is ToolPart => p.type === 'tool'))
-
-let dbCount = 0
-const engines: Engine[] = []
-afterEach(async () => {
-  for (const engine of engines.splice(0)) await engine.close()
-})
-function newEngine() {
-  const engine = createEngine({
-    dbName: `fidelity-third-${++dbCount}`,
-    indexedDB,
-    IDBKeyRange,
-    broadcast: false,
-    now: () => 1_800_000_000_000,
-  })
-  engines.push(engine)
-  return engine
-}
+const newEngine = engineFactory('fidelity-third')
 
 describe('1. A slash command that makes the model work opens a turn', () => {
   // spotter__subagent.jsonl (Claude Code 2.1.39): line 4 is the command echo

@@ -3,53 +3,22 @@
  * (test/import/fixtures/real, SOURCES.md) and on a minimal hand-written file only where none
  * does (said beside it). Numbers are read off the files; the comments say where.
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
-import { afterEach, describe, expect, test } from 'vitest'
-import { createEngine } from '../../src/engine/engine'
-import type { Engine } from '../../src/engine/types'
+import { describe, expect, test } from 'vitest'
 import {
   assembleSessionDetail,
   describeSkipped,
   parseTranscript,
   recordsToRows,
 } from '../../src/import/index'
-import type { SessionMessage, ToolPart } from '../../src/schema/messages'
 import type { MessageRecord } from '../../src/schema/records'
 import { openPage, ready } from '../client/harness'
-import { ownFixtures, sharedTranscripts } from './fixture-paths'
+import { engineFactory, real, textOf, toolParts, written } from './fidelity-helpers'
 
-const real = (name: string) => readFileSync(path.join(sharedTranscripts, name), 'utf8')
-const written = (name: string) => readFileSync(path.join(ownFixtures, 'written', name), 'utf8')
 const SHOWCASE = 'claude/claude-code-log__minimal_showcase/55550000-0000-4000-8000-000000000001'
 const PARENT = '55550000-0000-4000-8000-000000000001'
 
 const rowsOf = (text: string) => recordsToRows(parseTranscript(text).records).rows
-const textOf = (row: SessionMessage) =>
-  row.parts
-    .filter((p) => p.type === 'text')
-    .map((p) => p.text)
-    .join('\n')
-const toolParts = (rows: readonly SessionMessage[]) =>
-  rows.flatMap((r) => r.parts.filter((p): p is ToolPart => p.type === 'tool'))
-
-let dbCount = 0
-const engines: Engine[] = []
-afterEach(async () => {
-  for (const engine of engines.splice(0)) await engine.close()
-})
-function newEngine() {
-  const engine = createEngine({
-    dbName: `fidelity-${++dbCount}`,
-    indexedDB,
-    IDBKeyRange,
-    broadcast: false,
-    now: () => 1_800_000_000_000,
-  })
-  engines.push(engine)
-  return engine
-}
+const newEngine = engineFactory('fidelity')
 
 describe('1. Claude Code sub-agents are sessions of their own, linked to the parent', () => {
   const parentText = real(`${SHOWCASE}.jsonl`)
