@@ -15,13 +15,16 @@
  * instructions) are `hidden`; a compaction keeps `visible` what its `replacement_history`
  * keeps (matched by role and text; an unmatched user message there is the summary handed to
  * the model), or without one every user message, and makes the rest before it `inactive`, with
- * a `visible` summary when it has text; tool calls pair with their outputs by `call_id`; a shell
+ * a `visible` summary when it has text; tool calls pair with their outputs by `call_id` (an
+ * output is a string, a list of content items, one such item, or `{content, success}`); a shell
  * output wrapped as `{output, metadata: {exit_code}}` is unwrapped, and a non-zero exit code
  * (there, in an `exec_command_end` event or in a "Process exited with code" line) makes it an
  * error; a call item without an output item of its own (`web_search_call`, …) is settled by its
  * `status`; a thread an agent spawned (`session_meta.source.subagent.thread_spawn`) names its
  * parent, and the spawning call names the thread a `collab_tool_call` event says it started;
- * `turn_aborted` marks the turn's last answer `interrupted`; a call's usage is
+ * `turn_aborted` marks the turn's last answer `interrupted`, an `error` event is an assistant
+ * message in the `error` state and a `stream_error` (a retry notice) a meta system message in
+ * it, neither with usage of its own; a call's usage is
  * `last_token_usage` (or, without it,
  * the growth of `total_token_usage`), a repeated total is not counted twice, and the usage goes
  * on the newest assistant record since the previous count (or on a hidden usage-only record);
@@ -111,6 +114,9 @@ function outputOf(output: unknown): { output: Json; isError: boolean } {
     return { output, isError: exit !== undefined && Number(exit) !== 0 }
   }
   if (Array.isArray(output)) return { output: textOf(output, MESSAGE_TEXT), isError: false }
+  // One content item on its own, not in a list: `{"type": "input_text", "text": "a.txt\n"}`.
+  if (isObject(output) && MESSAGE_TEXT.includes(String(output.type)) && typeof output.text === 'string')
+    return { output: output.text, isError: false }
   if (isObject(output)) {
     const content = output.content
     return {
@@ -204,7 +210,8 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
   const message = (fields: Omit<MessageRecord, 'type' | 'order'>): MessageRecord => {
     const record: MessageRecord = { type: 'message', order: order++, ...fields }
     records.push(record)
-    if (record.role === 'assistant') sinceCount.push(record)
+    // a failed call's error answers nothing: the usage of a later count is not its own
+    if (record.role === 'assistant' && record.status !== 'error') sinceCount.push(record)
     return record
   }
   const addUsage = (used: Usage, id: string, timestamp: number | undefined) => {
@@ -279,6 +286,22 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
               visibility: 'visible',
               ...withModel,
             })
+        } else if (payload.type === 'error' || payload.type === 'stream_error') {
+          // `error`: the turn failed (the provider refused, or the retries ran out);
+          // `stream_error`: a retry notice ("Reconnecting... 1/5"). What the UI printed.
+          const retry = payload.type === 'stream_error'
+          message({
+            id,
+            ...at,
+            role: retry ? 'system' : 'assistant',
+            text: text ?? 'Error',
+            contentType: 'text',
+            ...(retry ? { isMeta: true } : {}),
+            visibility: 'visible',
+            status: 'error',
+            finish: 'error',
+            ...(retry ? {} : withModel),
+          })
         } else if (payload.type === 'collab_tool_call') {
           const callId = str(payload.call_id)
           const thread = str(payload.new_thread_id)

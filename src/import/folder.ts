@@ -126,7 +126,9 @@ export async function importSessionFiles(
           format: parsed.format,
           sessionId,
           fingerprint,
-          ...(parsed.skippedLines > 0 ? { skippedLines: parsed.skippedLines, skipped: parsed.skipped } : {}),
+          ...(parsed.skipped.length > 0
+            ? { skippedLines: parsed.skippedLines, skipped: parsed.skipped }
+            : {}),
         }
       }
     } catch (error) {

@@ -9,8 +9,8 @@
  * - A tool result fills its call's tool part when its call is in the file and has the same
  *   visibility; otherwise it stands as its own assistant row (tool part with `input: null`). A
  *   call that never got a result is `interrupted`.
- * - Each human prompt (a user message of authored text, not meta, not a sub-agent's, not one
- *   steered into a running turn) opens the next turn, visible or superseded alike, numbered in
+ * - Each human prompt (a user message of authored text or a slash command, not meta, not a
+ *   sub-agent's, not one steered into a running turn) opens the next turn, visible or superseded alike, numbered in
  *   row order: superseded history keeps its turns. A visible row carries the turn of the
  *   newest visible prompt before it, any other row that of the newest prompt (0 before the
  *   first). The outline lists every turn (superseded ones marked `inactive`): its prompt and the
@@ -77,9 +77,15 @@ const rowId = (sessionId: string, recordId: string) => {
   return id.length <= MAX_ID ? id : `${id.slice(0, 200)}~${stableHash(id)}`
 }
 
-/** Text a person typed (a prompt, or a prompt steered into a running turn). */
+/**
+ * Text a person typed (a prompt, or a prompt steered into a running turn), or a slash command
+ * they ran that the adapter did not mark meta (one the model then worked on).
+ */
 const isHumanText = (m: MessageRecord) =>
-  m.role === 'user' && m.contentType === 'text' && m.isMeta !== true && m.sidechain !== true
+  m.role === 'user' &&
+  (m.contentType === 'text' || m.contentType === 'slash_command') &&
+  m.isMeta !== true &&
+  m.sidechain !== true
 /** A prompt that starts a turn of its own. */
 const opensTurn = (m: MessageRecord) => isHumanText(m) && m.delivery !== 'steer' && m.visibility !== 'hidden'
 

@@ -17,7 +17,10 @@ export type FileFingerprint = z.infer<typeof FileFingerprint>
 /**
  * Why lines of a file were left out of an import: not JSON, JSON but not an object, longer than
  * the line limit, an entry repeating one already read, an entry without the id its format needs,
- * a line type the importer does not know, or an entry with nothing to show.
+ * a line type the importer does not know, or an entry with nothing to show. One reason names
+ * damage to lines that were kept: `missing_parent`, an entry linked to a parent the file does
+ * not hold (a trimmed or damaged file), read after the entry before it in the file
+ * (docs/decisions/0027).
  */
 export const SkipReason = z.enum([
   'malformed_json',
@@ -27,6 +30,7 @@ export const SkipReason = z.enum([
   'no_entry_id',
   'unknown_type',
   'empty_entry',
+  'missing_parent',
 ])
 export type SkipReason = z.infer<typeof SkipReason>
 

@@ -3,53 +3,22 @@
  * (test/import/fixtures/real, SOURCES.md) and on a minimal hand-written file only where none
  * does (said beside it). Numbers are read off the files; the comments say where.
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
-import { afterEach, describe, expect, test } from 'vitest'
-import { createEngine } from '../../src/engine/engine'
-import type { Engine } from '../../src/engine/types'
+import { describe, expect, test } from 'vitest'
 import {
   assembleSessionDetail,
   describeSkipped,
   parseTranscript,
   recordsToRows,
 } from '../../src/import/index'
-import type { SessionMessage, ToolPart } from '../../src/schema/messages'
 import type { MessageRecord } from '../../src/schema/records'
 import { openPage, ready } from '../client/harness'
-import { ownFixtures, sharedTranscripts } from './fixture-paths'
+import { engineFactory, real, textOf, toolParts, written } from './fidelity-helpers'
 
-const real = (name: string) => readFileSync(path.join(sharedTranscripts, name), 'utf8')
-const written = (name: string) => readFileSync(path.join(ownFixtures, 'written', name), 'utf8')
 const SHOWCASE = 'claude/claude-code-log__minimal_showcase/55550000-0000-4000-8000-000000000001'
 const PARENT = '55550000-0000-4000-8000-000000000001'
 
 const rowsOf = (text: string) => recordsToRows(parseTranscript(text).records).rows
-const textOf = (row: SessionMessage) =>
-  row.parts
-    .filter((p) => p.type === 'text')
-    .map((p) => p.text)
-    .join('\n')
-const toolParts = (rows: readonly SessionMessage[]) =>
-  rows.flatMap((r) => r.parts.filter((p): p is ToolPart => p.type === 'tool'))
-
-let dbCount = 0
-const engines: Engine[] = []
-afterEach(async () => {
-  for (const engine of engines.splice(0)) await engine.close()
-})
-function newEngine() {
-  const engine = createEngine({
-    dbName: `fidelity-${++dbCount}`,
-    indexedDB,
-    IDBKeyRange,
-    broadcast: false,
-    now: () => 1_800_000_000_000,
-  })
-  engines.push(engine)
-  return engine
-}
+const newEngine = engineFactory('fidelity')
 
 describe('1. Claude Code sub-agents are sessions of their own, linked to the parent', () => {
   const parentText = real(`${SHOWCASE}.jsonl`)
@@ -495,14 +464,16 @@ describe('12. Nothing skipped silently', () => {
   test('importTranscript reports the skipped lines of a real file by reason, in the session origin', async () => {
     const engine = newEngine()
     const info = await engine.importTranscript({ text: real('claude/claude-code-log__edge_cases.jsonl') })
-    // lines 13, 15, 16: "massive error", 42, [1]; 10 and 11: nothing to show; 14: no type
+    // lines 13, 15, 16: "massive error", 42, [1]; 10 and 11: nothing to show; 14: no type;
+    // 17 is kept, but its parentUuid assistant_003 is no entry of the file
     expect(info.origin?.skipped).toEqual([
       { reason: 'not_an_object', count: 3, lines: [13, 15, 16] },
+      { reason: 'missing_parent', count: 1, lines: [17] },
       { reason: 'empty_entry', count: 2, lines: [10, 11] },
       { reason: 'unknown_type', count: 1, lines: [14] },
     ])
     expect(describeSkipped(info.origin!.skipped!)).toBe(
-      '6 lines skipped: 3 not a JSON object (lines 13, 15, 16); 2 empty entries (lines 10, 11); 1 of an unknown type (line 14)',
+      '6 lines skipped: 3 not a JSON object (lines 13, 15, 16); 2 empty entries (lines 10, 11); 1 of an unknown type (line 14). 1 line kept whose parent is missing (line 17)',
     )
     expect((await engine.getSession(info.id))?.origin?.skipped).toEqual(info.origin?.skipped)
   })
