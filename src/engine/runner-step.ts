@@ -85,7 +85,8 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
             if (chunk.text !== '') stream.add(chunk.type, chunk.text)
             return
           case 'tool-call':
-            calls.push(chunk)
+            // A call the provider ran itself is logged and answered by its `tool-result` chunk.
+            if (!chunk.providerExecuted) calls.push(chunk)
             // With the text streamed before it, in one transaction. A failed write fails the
             // writer, and with it the step's next awaited write.
             writer
@@ -98,12 +99,25 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
               ])
               .catch(() => {})
             return
+          case 'tool-result':
+            writer
+              .append([
+                ...stream.take(),
+                {
+                  type: 'tool/result',
+                  data: { callId: chunk.callId, output: chunk.output, isError: chunk.isError },
+                },
+              ])
+              .catch(() => {})
+            return
           case 'finish':
             reported.finish = chunk.finish
             reported.usage = chunk.usage
             return
         }
       })
+      // A provider may end its stream normally after our abort: the abort is what happened.
+      if (signal.aborted) throw abortError('step')
       // Calls mean the model waits for their results, whatever finish it reported.
       const { usage } = reported
       const finish =
