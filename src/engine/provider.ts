@@ -44,6 +44,12 @@ export interface ProviderRequest {
 export type ModelProvider = (request: ProviderRequest) => AsyncIterable<ProviderChunk>
 
 export interface Tool extends Omit<ToolSpec, 'name'> {
+  /**
+   * A person approves each call before it runs (`true`, or a rule over the call's input; a rule
+   * that throws asks). The call waits durably as `awaiting-approval` until `respondToApproval`
+   * answers it; a denied call is not run and the model is told.
+   */
+  needsApproval?: boolean | ((input: Json) => boolean | Promise<boolean>)
   run(input: Json, context: { signal: AbortSignal; sessionId: string; callId: string }): Promise<Json>
 }
 export type Tools = Record<string, Tool>
