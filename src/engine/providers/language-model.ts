@@ -117,23 +117,30 @@ async function* streamLanguageModel(
   if (!stream.success) throw providerError('The model answered without a readable stream')
 
   const reader = stream.data.stream.getReader()
+  // Cancelling the reader settles a read that waits at once (as done), so a stream that ignores
+  // the signal is left behind without racing every read against it.
+  const onAbort = () => {
+    reader.cancel(abortError('model request')).catch(() => {})
+  }
+  signal.addEventListener('abort', onAbort, { once: true })
   const assembler = createPartAssembler()
   let finished = false
   try {
-    while (true) {
+    while (!signal.aborted) {
       let next: ReadableStreamReadResult<unknown>
       try {
-        // A stream that ignores the signal is left behind at once (and cancelled below).
-        next = await raceAbort(reader.read(), signal)
+        next = await reader.read()
       } catch (error) {
         if (signal.aborted) throw abortError('model request')
         throw providerError(`The model stream failed: ${messageOf(error)}`, undefined, error)
       }
       if (next.done) break
-      yield* assembler.accept(next.value)
+      const chunk = assembler.accept(next.value)
+      if (chunk !== undefined) yield chunk
     }
-    finished = true
+    finished = !signal.aborted
   } finally {
+    signal.removeEventListener('abort', onAbort)
     if (!finished) reader.cancel(signal.aborted ? abortError('model request') : undefined).catch(() => {})
     else reader.releaseLock()
   }
@@ -194,51 +201,51 @@ function createPartAssembler() {
   const inputs = new Map<string, { name: string; text: string }>()
   let finish: Extract<ProviderChunk, { type: 'finish' }> | undefined
 
-  function* accept(value: unknown): Generator<ProviderChunk> {
+  /** The chunk `value` gives, if any (most parts give one or none, so no generator per part). */
+  function accept(value: unknown): ProviderChunk | undefined {
+    // The hot path, one check per streamed delta; anything else is read with the schemas below.
+    const fast = value as { type?: unknown; delta?: unknown } | null
+    if (typeof fast?.delta === 'string' && (fast.type === 'text-delta' || fast.type === 'reasoning-delta'))
+      return fast.delta === ''
+        ? undefined
+        : { type: fast.type === 'text-delta' ? 'text' : 'reasoning', text: fast.delta }
     const part = read(PartType, value)
     switch (part.type) {
-      case 'text-delta': {
-        const { delta } = read(Delta, value)
-        if (delta !== '') yield { type: 'text', text: delta }
-        return
-      }
-      case 'reasoning-delta': {
-        const { delta } = read(Delta, value)
-        if (delta !== '') yield { type: 'reasoning', text: delta }
-        return
-      }
+      case 'text-delta':
+      case 'reasoning-delta':
+        read(Delta, value) // not a string delta (the hot path took those): names the issue
+        return undefined
       case 'tool-input-start': {
         const { id, toolName } = read(ToolInputStart, value)
         inputs.set(id, { name: toolName, text: '' })
-        return
+        return undefined
       }
       case 'tool-input-delta': {
         const { id, delta } = read(ToolInputDelta, value)
         const gathered = inputs.get(id) ?? { name: '', text: '' }
         gathered.text += delta
         inputs.set(id, gathered)
-        return
+        return undefined
       }
       case 'tool-call': {
         const call = read(ToolCallPart, value)
         const gathered = inputs.get(call.toolCallId)
         inputs.delete(call.toolCallId)
         const text = call.input ?? gathered?.text ?? ''
-        yield {
+        return {
           type: 'tool-call',
           callId: call.toolCallId,
           name: call.toolName,
           input: parseToolInput(call.toolName, call.toolCallId, text),
           ...(call.providerExecuted ? { providerExecuted: true as const } : {}),
         }
-        return
       }
       case 'tool-result': {
         const result = read(ToolResultPart, value)
         // A preliminary result is progress; the final one follows with the same id.
-        if (result.preliminary) return
+        if (result.preliminary) return undefined
         const copied = copyJson(result.result ?? null)
-        yield copied.ok
+        return copied.ok
           ? {
               type: 'tool-result',
               callId: result.toolCallId,
@@ -251,7 +258,6 @@ function createPartAssembler() {
               output: { error: `The provider's result is not JSON: ${copied.message}` },
               isError: true,
             }
-        return
       }
       case 'finish': {
         const { finishReason, usage } = read(FinishPart, value)
@@ -264,7 +270,7 @@ function createPartAssembler() {
         finish = normalised
           ? { type: 'finish', finish: kind, usage: normalised }
           : { type: 'finish', finish: kind }
-        return
+        return undefined
       }
       case 'error': {
         const { error } = read(ErrorPart, value)
@@ -273,7 +279,7 @@ function createPartAssembler() {
       default:
         // stream-start, response-metadata, *-start and *-end, sources, files, raw chunks,
         // approval requests of provider-executed tools: nothing the transcript keeps.
-        return
+        return undefined
     }
   }
 
