@@ -9,7 +9,7 @@ import { STOPPED_REASON } from '../../src/engine/runner-approvals'
 import type { Engine } from '../../src/engine/types'
 import { isSessionlineError } from '../../src/schema/errors'
 import type { ToolPart } from '../../src/schema/messages'
-import { inProcessEngine } from '../support/engines'
+import { comlinkEngine, inProcessEngine } from '../support/engines'
 import {
   allEvents,
   allRows,
@@ -268,6 +268,26 @@ describe('durable tool approvals', () => {
     } finally {
       await other.close()
       await running.close()
+    }
+  })
+
+  test('through Comlink: the page answers, and a refusal arrives as the same typed error', async () => {
+    const { provider } = deployModel()
+    const { tools, runs } = deployTools()
+    const { engine, sessionId, close } = await startEngine({ provider, tools }, comlinkEngine)
+    try {
+      await engine.admit(sessionId, { text: 'ship it' })
+      await untilState(engine, sessionId, 'call_1', 'awaiting-approval')
+      const wrong = await failure(engine.respondToApproval(sessionId, 'call_2', { approved: true }))
+      expect(wrong).toMatchObject({ code: 'invalid_state', details: { callId: 'call_2' } })
+      await engine.respondToApproval(sessionId, 'call_1', { approved: true, remember: 'session' })
+      await untilTurnsEnded(engine, sessionId, 1)
+      expect(runs).toEqual([{ target: 'prod' }])
+      expect(await engine.toolApprovals(sessionId)).toEqual({ always: [], session: ['deploy'] })
+      await engine.revokeToolApproval({ tool: 'deploy', sessionId })
+      expect(await engine.toolApprovals(sessionId)).toEqual({ always: [], session: [] })
+    } finally {
+      await close()
     }
   })
 
