@@ -97,7 +97,9 @@ function isRunning(snapshot: TimelineSnapshot): boolean {
     const { message } = row
     if (message.status === 'streaming') return true
     if (message.role === 'user') return message.status === 'complete' && provider.kind !== 'none'
-    return message.parts.some((part) => part.type === 'tool' && part.state === 'running')
+    return message.parts.some(
+      (part) => part.type === 'tool' && (part.state === 'running' || part.state === 'awaiting-approval'),
+    )
   }
   return false
 }
@@ -110,6 +112,8 @@ const transcript = new Transcript($('#transcript-host'), {
     void view?.admit(input.text, { id: input.id, delivery: input.delivery }).catch(report('Still not sent')),
   loadGap: (key, end) => void view?.loadGap(key, end).catch(report('Could not load the hidden turns')),
   turnsIn: (fromSeq, toSeq) => turnsBetween(fromSeq, toSeq),
+  respond: (callId, answer) =>
+    void view?.respondToApproval(callId, answer).catch(report('Could not answer the tool call')),
 })
 
 /** Turns of the open session that start within `fromSeq..toSeq` (what a gap hides). */

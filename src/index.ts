@@ -40,6 +40,7 @@ export {
 } from './import/index'
 export { describeSkipped } from './import/skips'
 export { importedSessionId } from './import/to-rows'
+export * from './schema/approvals'
 export * from './schema/common'
 export * from './schema/errors'
 export * from './schema/events'

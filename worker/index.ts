@@ -15,6 +15,8 @@ import { registerErrorTransfer } from '../src/wire/errors'
 import { guardEndpoint, registerGuardedProxies } from '../src/wire/guard'
 import { ENGINE_METHODS, type ExposedEngine, PROTOCOL_VERSION } from '../src/wire/protocol'
 
+export type { LanguageModelLike, LanguageModelOptions } from '../src/engine/providers/language-model'
+export { fromLanguageModel } from '../src/engine/providers/language-model'
 export type { EngineOptions }
 
 const isEngine = (value: Engine | EngineOptions): value is Engine =>

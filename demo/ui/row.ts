@@ -1,4 +1,11 @@
-import type { Json, MessagePart, SessionMessage, TimelineInput, TimelineRow } from '../../src/index'
+import type {
+  ApprovalAnswer,
+  Json,
+  MessagePart,
+  SessionMessage,
+  TimelineInput,
+  TimelineRow,
+} from '../../src/index'
 import { h, setAttrs, setText, toggleClass } from './dom'
 import { MarkdownView } from './markdown-view'
 
@@ -8,7 +15,16 @@ export interface RowActions {
   loadGap(key: string, end: 'older' | 'newer'): void
   /** How many turns a gap's seqs hold (from the outline), for its label. */
   turnsIn(fromSeq: number, toSeq: number): number
+  /** Answers a tool call that waits for approval (its card's Approve, Deny and Always). */
+  respond(callId: string, answer: ApprovalAnswer): void
 }
+
+/** The approval card's buttons: a person's three answers, in reading (and tab) order. */
+const APPROVAL_BUTTONS: readonly { label: string; answer: ApprovalAnswer }[] = [
+  { label: 'Approve', answer: { approved: true } },
+  { label: 'Deny', answer: { approved: false } },
+  { label: 'Always', answer: { approved: true, remember: 'always' } },
+]
 
 const ROLE_LABEL: Record<SessionMessage['role'], string> = {
   user: 'You',
@@ -153,7 +169,7 @@ export class RowView {
       const kind: PartKind = markdown && part.type === 'text' ? 'markdown' : part.type
       let node = nodes[index] as HTMLElement | undefined
       if (!node || node.dataset.part !== kind) {
-        const fresh = createPart(kind)
+        const fresh = createPart(kind, this.actions)
         if (node) node.replaceWith(fresh)
         else this.body.append(fresh)
         node = fresh
@@ -167,7 +183,7 @@ export class RowView {
 /** The markdown renderer of each markdown part, kept with its node for as long as it lives. */
 const markdownViews = new WeakMap<HTMLElement, MarkdownView>()
 
-function createPart(kind: PartKind): HTMLElement {
+function createPart(kind: PartKind, actions: RowActions): HTMLElement {
   switch (kind) {
     case 'text':
       return h('div', { class: 'part part--text', attrs: { 'data-part': 'text' } })
@@ -181,8 +197,8 @@ function createPart(kind: PartKind): HTMLElement {
         h('summary', { text: 'Thinking' }),
         h('div', { class: 'reasoning__text' }),
       ])
-    case 'tool':
-      return h('div', { class: 'part tool-card', attrs: { 'data-part': 'tool' } }, [
+    case 'tool': {
+      const card = h('div', { class: 'part tool-card', attrs: { 'data-part': 'tool' } }, [
         h('div', { class: 'tool-card__head' }, [
           h('span', { class: 'tool-card__name' }),
           h('span', { class: 'tool-card__state' }),
@@ -190,6 +206,26 @@ function createPart(kind: PartKind): HTMLElement {
         h('pre', { class: 'tool-card__io tool-card__input' }),
         h('pre', { class: 'tool-card__io tool-card__output' }),
       ])
+      // Plain buttons: reachable with Tab and pressed with Enter or Space, like every control here.
+      const approval = h(
+        'div',
+        {
+          class: 'tool-card__approval',
+          attrs: { role: 'group', 'aria-label': 'This tool call waits for you' },
+        },
+        APPROVAL_BUTTONS.map(({ label, answer }) => {
+          const button = h('button', { class: 'link-button', text: label, attrs: { type: 'button' } })
+          button.addEventListener('click', () => {
+            const callId = card.dataset.callId
+            if (callId !== undefined) actions.respond(callId, answer)
+          })
+          return button
+        }),
+      )
+      approval.hidden = true
+      card.append(approval)
+      return card
+    }
   }
 }
 
@@ -205,10 +241,16 @@ function updatePart(node: HTMLElement, part: MessagePart): void {
       setText(node.lastElementChild!, part.text)
       return
     case 'tool': {
-      const [head, input, output] = node.children as unknown as [HTMLElement, HTMLElement, HTMLElement]
+      const [head, input, output, approval] = node.children as unknown as [
+        HTMLElement,
+        HTMLElement,
+        HTMLElement,
+        HTMLElement,
+      ]
       setText(head.firstElementChild!, part.name)
       setText(head.lastElementChild!, part.state)
-      setAttrs(node, { 'data-state': part.state })
+      setAttrs(node, { 'data-state': part.state, 'data-call-id': part.callId })
+      approval.hidden = part.state !== 'awaiting-approval'
       setText(input, formatJson(part.input))
       setText(output, formatJson(part.output))
       output.hidden = part.output === undefined

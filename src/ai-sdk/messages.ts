@@ -27,10 +27,26 @@ export type SessionlineUIPart = SessionlineUIMessage['parts'][number]
 /** A tool call that was cut off by an interrupt reads as a failed call. */
 export const INTERRUPTED_TOOL_TEXT = 'interrupted before the tool answered'
 
+/** What a denied call reads as: the person's reason when they gave one. */
+function deniedText(part: ToolPart): string {
+  const output = part.output
+  const reason =
+    typeof output === 'object' &&
+    output !== null &&
+    !Array.isArray(output) &&
+    typeof output.reason === 'string'
+      ? output.reason
+      : undefined
+  return reason === undefined ? 'denied by the user' : `denied by the user: ${reason}`
+}
+
 function toolPart(part: ToolPart): DynamicToolUIPart {
   const base = { type: 'dynamic-tool' as const, toolName: part.name, toolCallId: part.callId }
   switch (part.state) {
     case 'running':
+    // AI SDK 5 has no approval states on its tool parts: a waiting call shows as one whose
+    // input is there and whose output is not, and sessionline's row carries the real state.
+    case 'awaiting-approval':
       return { ...base, state: 'input-available', input: part.input }
     case 'done':
       return { ...base, state: 'output-available', input: part.input, output: part.output ?? null }
@@ -43,6 +59,8 @@ function toolPart(part: ToolPart): DynamicToolUIPart {
       }
     case 'interrupted':
       return { ...base, state: 'output-error', input: part.input, errorText: INTERRUPTED_TOOL_TEXT }
+    case 'denied':
+      return { ...base, state: 'output-error', input: part.input, errorText: deniedText(part) }
   }
 }
 

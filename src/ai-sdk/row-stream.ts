@@ -77,7 +77,7 @@ function diff(message: SessionMessage, progress: PartProgress[]): Chunk[] {
       })
       seen.opened = true
     }
-    if (seen.closed || part.state === 'running') return
+    if (seen.closed || part.state === 'running' || part.state === 'awaiting-approval') return
     seen.closed = true
     if (part.state === 'done')
       chunks.push({

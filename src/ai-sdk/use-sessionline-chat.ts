@@ -55,6 +55,13 @@ export interface SessionlineChatExtras {
   hasOlder: boolean
   /** Loads the page of history before the first message; it is prepended to `messages`. */
   loadOlder: () => Promise<void>
+  /**
+   * Answers a tool call that waits for approval (AI SDK 6+'s helper, on every release here):
+   * `id` is the call's `toolCallId`, since sessionline asks once per call. It goes through
+   * `respondToApproval`, so the answer is durable and every tab sees it; a call that waits no
+   * more rejects `invalid_state`.
+   */
+  addToolApprovalResponse: (response: { id: string; approved: boolean; reason?: string }) => Promise<void>
 }
 
 export type SessionlineChat = UseChatHelpers<SessionlineUIMessage> & SessionlineChatExtras
@@ -198,6 +205,11 @@ export function useSessionlineChat(
     isRunning: running,
     hasOlder: snapshot.hasOlder,
     loadOlder: useCallback(() => view.loadOlder(), [view]),
+    addToolApprovalResponse: useCallback(
+      ({ id, approved, reason }: { id: string; approved: boolean; reason?: string }) =>
+        view.respondToApproval(id, reason === undefined ? { approved } : { approved, reason }),
+      [view],
+    ),
   }
   return { ...chat, sendMessage, stop, ...extras }
 }

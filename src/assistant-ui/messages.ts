@@ -32,7 +32,12 @@ function partOf(part: MessagePart): ContentPart {
       return { type: 'reasoning', text: part.text }
     case 'tool': {
       const args = isJsonObject(part.input) ? part.input : { input: part.input }
-      const settled = part.state === 'done' || part.state === 'error' || part.state === 'interrupted'
+      // A denied call is settled: its output is the error the model was told.
+      const settled =
+        part.state === 'done' ||
+        part.state === 'error' ||
+        part.state === 'interrupted' ||
+        part.state === 'denied'
       return {
         type: 'tool-call',
         toolCallId: part.callId,
@@ -52,7 +57,10 @@ function partOf(part: MessagePart): ContentPart {
 }
 
 function statusOf(message: SessionMessage): MessageStatus {
-  if (message.status === 'streaming' || message.parts.some((p) => p.type === 'tool' && p.state === 'running'))
+  if (
+    message.status === 'streaming' ||
+    message.parts.some((p) => p.type === 'tool' && (p.state === 'running' || p.state === 'awaiting-approval'))
+  )
     return { type: 'running' }
   if (message.status === 'interrupted') return { type: 'incomplete', reason: 'cancelled' }
   if (message.status === 'error') return { type: 'incomplete', reason: 'error' }

@@ -17,7 +17,9 @@ import type { GapRow, TimelineRow } from './types'
 export function isOpenRow(message: SessionMessage): boolean {
   return (
     message.status === 'streaming' ||
-    message.parts.some((part) => part.type === 'tool' && part.state === 'running')
+    message.parts.some(
+      (part) => part.type === 'tool' && (part.state === 'running' || part.state === 'awaiting-approval'),
+    )
   )
 }
 

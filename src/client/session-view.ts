@@ -75,6 +75,7 @@ export const VIEW_ENGINE_METHODS = [
   'cancel',
   'edit',
   'interrupt',
+  'respondToApproval',
 ] as const satisfies readonly (keyof Engine)[]
 
 /**
@@ -864,6 +865,7 @@ export function createSessionView(
       }
     },
     interrupt: () => engine.interrupt(sessionId),
+    respondToApproval: (callId, answer) => engine.respondToApproval(sessionId, callId, answer),
     connectionLost() {
       if (disposed || connection !== 'up') return
       connection = 'down'

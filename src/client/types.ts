@@ -1,4 +1,5 @@
 import type { Engine, Unsubscribe } from '../engine/types'
+import type { ApprovalAnswer } from '../schema/approvals'
 import type { Delivery } from '../schema/common'
 import type { SessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
@@ -102,6 +103,12 @@ export interface SessionView {
    */
   loadOutline(from: number): Promise<void>
   interrupt(): Promise<void>
+  /**
+   * Answers a tool call of this session that waits for approval (a tool part in state
+   * `awaiting-approval`); see `Engine.respondToApproval`. A call that waits no more is
+   * `invalid_state`.
+   */
+  respondToApproval(callId: string, answer: ApprovalAnswer): Promise<void>
   dispose(): void
 }
 

@@ -14,6 +14,8 @@
  * - promote `checkpoint` needs an open turn and takes every pending steer; `settled` needs none,
  *   opens one and takes the pending steers, or else the single oldest queued input.
  * - append follows the log grammar (`checkEvent`), and gives rows only ids nobody owns.
+ * - respond answers a tool call that waits for approval, once: a call that waits no more (answered,
+ *   stopped, never asked) is `invalid_state` and nothing is written.
  * - imported sessions are read-only.
  *
  * @example
@@ -23,7 +25,7 @@
  */
 import type { Delivery } from '../schema/common'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
-import type { SessionEvent, StoredEvent } from '../schema/events'
+import type { ApprovalScope, SessionEvent, StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { PromoteMode } from '../schema/requests'
@@ -67,6 +69,13 @@ export type Command =
       /** Owners of `rowIdsCreated(events)`, position by position (undefined: free). */
       owners: readonly (IdOwner | undefined)[]
     }
+  | {
+      type: 'respond'
+      callId: string
+      approved: boolean
+      reason?: string
+      remember: ApprovalScope
+    }
 
 /** What each command answers its caller. */
 export interface Answers {
@@ -75,6 +84,8 @@ export interface Answers {
   edit: InputReceipt
   promote: SessionMessage[]
   append: { headSeq: number }
+  /** `tool`: the name of the answered call's tool, for a remembered approval. */
+  respond: { headSeq: number; tool: string }
 }
 
 export type CommandOf<K extends Command['type']> = Extract<Command, { type: K }>
@@ -141,7 +152,39 @@ function decideOrThrow(state: SessionState, command: Command, at: number): Decis
       return promote(state, command.mode, at)
     case 'append':
       return append(state, command, at)
+    case 'respond':
+      return respond(state, command, at)
   }
+}
+
+function respond(
+  state: SessionState,
+  command: CommandOf<'respond'>,
+  at: number,
+): Decision<{ headSeq: number; tool: string }> {
+  const { callId, approved, reason, remember } = command
+  const waiting = state.folds.transcript.open
+    .flatMap((row) => row.parts)
+    .find((part) => part.type === 'tool' && part.callId === callId && part.state === 'awaiting-approval')
+  if (waiting?.type !== 'tool') {
+    throw new SessionlineError(
+      'invalid_state',
+      `tool call ${JSON.stringify(callId)} is not waiting for approval (answered, stopped or never asked)`,
+      { callId },
+    )
+  }
+  const event: SessionEvent = {
+    type: 'tool/approval',
+    data: {
+      callId,
+      approved,
+      ...(reason === undefined ? {} : { reason }),
+      // Only an approval is remembered; `call` is the default and is not written.
+      ...(approved && remember !== 'call' ? { remember } : {}),
+    },
+  }
+  const decision = appendEvents(state, [event], at)
+  return { ...decision, answer: { ...decision.answer, tool: waiting.name } }
 }
 
 function admit(state: SessionState, command: CommandOf<'admit'>, at: number): Decision<InputReceipt> {

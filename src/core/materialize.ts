@@ -103,6 +103,8 @@ export function materialize(
         otherwise.add(event.data.messageId)
         break
       case 'tool/result':
+      case 'tool/approval-request':
+      case 'tool/approval':
         results.add(event.data.callId)
         break
       case 'step/end':

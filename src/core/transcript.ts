@@ -66,9 +66,20 @@ function callOwnerOf(state: TranscriptState, callId: string): SessionMessage | u
   return undefined
 }
 
+/** The open row holding call `callId` while it waits for approval, if any. */
+function awaitingOwnerOf(state: TranscriptState, callId: string): SessionMessage | undefined {
+  for (const row of state.open)
+    for (const part of row.parts)
+      if (part.type === 'tool' && part.state === 'awaiting-approval' && part.callId === callId) return row
+  return undefined
+}
+
 const isRunningTool = (part: MessagePart): part is ToolPart =>
   part.type === 'tool' && part.state === 'running'
-const hasRunningTool = (row: SessionMessage) => row.parts.some(isRunningTool)
+/** A call that has not settled: running, or waiting for a person's answer. */
+const isUnsettledTool = (part: MessagePart): part is ToolPart =>
+  part.type === 'tool' && (part.state === 'running' || part.state === 'awaiting-approval')
+const hasRunningTool = (row: SessionMessage) => row.parts.some(isUnsettledTool)
 const stillOpen = (row: SessionMessage) => row.status === 'streaming' || hasRunningTool(row)
 
 /**
@@ -126,6 +137,14 @@ export function checkEvent(state: TranscriptState, event: SessionEvent): string 
     case 'tool/result':
       return callOwnerOf(state, event.data.callId) === undefined
         ? `tool/result ${event.data.callId}: no running call with this id`
+        : undefined
+    case 'tool/approval-request':
+      return callOwnerOf(state, event.data.callId) === undefined
+        ? `tool/approval-request ${event.data.callId}: no running call with this id`
+        : undefined
+    case 'tool/approval':
+      return awaitingOwnerOf(state, event.data.callId) === undefined
+        ? `tool/approval ${event.data.callId}: no call with this id waits for approval`
         : undefined
     case 'step/end': {
       const { turn, step } = event.data
@@ -186,6 +205,17 @@ export function applyTranscript(state: TranscriptState, event: StoredEvent): Tra
     }
     case 'tool/result':
       return settle(state, [withResult(state, event)])
+    case 'tool/approval-request': {
+      const row = callOwnerOf(state, event.data.callId)!
+      return settle(state, [withToolState(row, event.data.callId, event.at, 'awaiting-approval')])
+    }
+    case 'tool/approval': {
+      const { callId, approved, reason } = event.data
+      const row = awaitingOwnerOf(state, callId)!
+      if (approved) return settle(state, [withToolState(row, callId, event.at, 'running')])
+      const output = { error: 'A person denied this tool call', ...(reason === undefined ? {} : { reason }) }
+      return settle(state, [withToolState(row, callId, event.at, 'denied', { output, isError: true })])
+    }
     case 'assistant/end': {
       const { messageId, usage, finish } = event.data
       const row = openRowOf(state, messageId)!
@@ -258,10 +288,27 @@ function withResult(state: TranscriptState, event: StoredEventOf<'tool/result'>)
   return revisedRow(row, parts, row.status, event.at)
 }
 
-/** At turn end nothing may stay open: streaming text is cut, running calls never answer. */
+/** Call `callId` of `row` moved to `next` (with its result, when it has one). */
+function withToolState(
+  row: SessionMessage,
+  callId: string,
+  at: number,
+  next: ToolPart['state'],
+  result?: { output: ToolPart['output']; isError: boolean },
+): SessionMessage {
+  const parts = row.parts.map(
+    (part): MessagePart =>
+      part.type === 'tool' && part.callId === callId && isUnsettledTool(part)
+        ? toolPartWith(part, next, result)
+        : part,
+  )
+  return revisedRow(row, parts, row.status, at)
+}
+
+/** At turn end nothing may stay open: streaming text is cut, running (or waiting) calls never answer. */
 function closeRow(row: SessionMessage, event: StoredEventOf<'turn/end'>): SessionMessage {
   const parts = row.parts.map(
-    (part): MessagePart => (isRunningTool(part) ? toolPartWith(part, 'interrupted') : part),
+    (part): MessagePart => (isUnsettledTool(part) ? toolPartWith(part, 'interrupted') : part),
   )
   const status: MessageStatus =
     row.status !== 'streaming' ? row.status : event.data.reason === 'completed' ? 'complete' : 'interrupted'

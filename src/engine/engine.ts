@@ -16,6 +16,7 @@ import { z } from 'zod'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
+import { ApprovalAnswer, RevokeToolApproval } from '../schema/approvals'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
@@ -32,6 +33,7 @@ import {
   WatchOptions,
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
+import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { type ConnectionOptions, openConnection } from '../store/connection'
 import { type SessionlineDb, type SessionRow, sessionInfo, toSessionlineError } from '../store/db'
 import type { ImportedWrite } from '../store/imported'
@@ -493,6 +495,39 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     configure: guard('configure', (request) => runner.configure(request)),
     interrupt: guard('interrupt', async (sessionId) => runner.interrupt(sessionIdOf(sessionId))),
 
+    respondToApproval: guard('respondToApproval', async (sessionId, callId, answer) => {
+      const id = sessionIdOf(sessionId)
+      const call = parseOrThrow(Id, callId, 'call id')
+      const { approved, reason, remember } = parseOrThrow(ApprovalAnswer, answer, 'approval answer')
+      const { answer: written } = await write<'respond'>(id, {
+        command: () => ({
+          type: 'respond',
+          callId: call,
+          approved,
+          remember,
+          ...(reason === undefined ? {} : { reason }),
+        }),
+        expect: alwaysCurrent,
+      })
+      // The answer is the fact; the preference follows it (docs/decisions/0029): the call is
+      // answered even if this write fails, and the tool then asks again next time.
+      if (approved && remember !== 'call') {
+        await changeApprovals(db, 'remember', written.tool, remember === 'session' ? id : undefined)
+      }
+    }),
+
+    toolApprovals: guard('toolApprovals', async (sessionId) => {
+      const id = sessionIdOf(sessionId)
+      await connection.ready()
+      return rememberedApprovals(db, id)
+    }),
+
+    revokeToolApproval: guard('revokeToolApproval', async (request) => {
+      const { tool, sessionId } = parseOrThrow(RevokeToolApproval, request, 'revoke request')
+      await connection.ready()
+      await changeApprovals(db, 'forget', tool, sessionId)
+    }),
+
     importTranscript: guard('importTranscript', async (request) => {
       const written = await importTranscriptInto(db, request, now)
       await importedChanged(written)
@@ -587,6 +622,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       use(sessionId, async (entry) => {
         await loadCurrent(entry)
         return turnStateOf((entry.snap as Snapshot).folds.transcript)
+      }),
+    openRows: (sessionId) =>
+      use(sessionId, async (entry) => {
+        await loadCurrent(entry)
+        return (entry.snap as Snapshot).folds.transcript.open
       }),
     publishLive(sessionId, events) {
       const entry = entries.get(sessionId)

@@ -10,13 +10,32 @@ import { applyTranscript, openRowOf, type TranscriptState } from '../core/transc
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { SessionMessage } from '../schema/messages'
 
-interface Unflushed {
-  text: string
-  reasoning: string
-}
+/**
+ * Unflushed text of one message, as pieces in the order it streamed: text and reasoning may
+ * interleave, and a preview must show them as the log will (consecutive pieces of one kind merged).
+ */
+type Unflushed = { kind: 'text' | 'reasoning'; text: string }[]
 
-const dropPrefix = (buffer: string, persisted: string | undefined): string =>
-  !persisted ? buffer : buffer.startsWith(persisted) ? buffer.slice(persisted.length) : ''
+/**
+ * Takes `persisted` of `kind` off the front of `pieces`. False when the front does not match
+ * (the log holds something the buffer did not expect): the caller then drops the buffer, and the
+ * durable rows supersede it.
+ */
+function dropFront(pieces: Unflushed, kind: 'text' | 'reasoning', persisted: string | undefined): boolean {
+  let rest = persisted ?? ''
+  while (rest !== '') {
+    const front = pieces[0]
+    if (front?.kind !== kind) return false
+    if (rest.startsWith(front.text)) {
+      rest = rest.slice(front.text.length)
+      pieces.shift()
+    } else if (front.text.startsWith(rest)) {
+      front.text = front.text.slice(rest.length)
+      rest = ''
+    } else return false
+  }
+  return true
+}
 
 export interface LiveBuffer {
   readonly size: number
@@ -35,9 +54,19 @@ export function createLiveBuffer(): LiveBuffer {
     add(events) {
       for (const event of events) {
         if (event.type !== 'assistant/delta') continue
-        const { messageId, text = '', reasoning = '' } = event.data
-        const buffer = unflushed.get(messageId) ?? { text: '', reasoning: '' }
-        unflushed.set(messageId, { text: buffer.text + text, reasoning: buffer.reasoning + reasoning })
+        const { messageId, text, reasoning } = event.data
+        const pieces = unflushed.get(messageId) ?? []
+        // In the order the fold applies one event's fields: reasoning, then text.
+        for (const [kind, piece] of [
+          ['reasoning', reasoning],
+          ['text', text],
+        ] as const) {
+          if (!piece) continue
+          const last = pieces.at(-1)
+          if (last?.kind === kind) last.text += piece
+          else pieces.push({ kind, text: piece })
+        }
+        if (pieces.length > 0) unflushed.set(messageId, pieces)
       }
     },
     settle(events) {
@@ -45,32 +74,32 @@ export function createLiveBuffer(): LiveBuffer {
         if (event.type === 'turn/end') unflushed.clear()
         else if (event.type === 'assistant/end') unflushed.delete(event.data.messageId)
         else if (event.type === 'assistant/delta') {
-          const buffer = unflushed.get(event.data.messageId)
-          if (!buffer) continue
-          const next = {
-            text: dropPrefix(buffer.text, event.data.text),
-            reasoning: dropPrefix(buffer.reasoning, event.data.reasoning),
-          }
-          if (next.text === '' && next.reasoning === '') unflushed.delete(event.data.messageId)
-          else unflushed.set(event.data.messageId, next)
+          const pieces = unflushed.get(event.data.messageId)
+          if (!pieces) continue
+          const matched =
+            dropFront(pieces, 'reasoning', event.data.reasoning) && dropFront(pieces, 'text', event.data.text)
+          if (!matched || pieces.every((piece) => piece.text === '')) unflushed.delete(event.data.messageId)
         }
       }
     },
     preview(state, sessionId, headSeq, at) {
       const rows: SessionMessage[] = []
       let folded = state
-      for (const [messageId, buffer] of unflushed) {
+      const changed = new Map<string, SessionMessage>()
+      for (const [messageId, pieces] of unflushed) {
         if (openRowOf(folded, messageId)?.status !== 'streaming') {
           unflushed.delete(messageId)
           continue
         }
-        const data: { messageId: string; text?: string; reasoning?: string } = { messageId }
-        if (buffer.reasoning) data.reasoning = buffer.reasoning
-        if (buffer.text) data.text = buffer.text
-        const step = applyTranscript(folded, { type: 'assistant/delta', data, sessionId, seq: headSeq, at })
-        folded = step.state
-        rows.push(...step.changed)
+        for (const { kind, text } of pieces) {
+          if (text === '') continue
+          const data = kind === 'text' ? { messageId, text } : { messageId, reasoning: text }
+          const step = applyTranscript(folded, { type: 'assistant/delta', data, sessionId, seq: headSeq, at })
+          folded = step.state
+          for (const row of step.changed) changed.set(row.id, row)
+        }
       }
+      for (const row of changed.values()) rows.push(row)
       return rows.sort((a, b) => a.seq - b.seq)
     },
     clear() {

@@ -5,7 +5,17 @@ import type { SessionMessage } from '../schema/messages'
 export type ProviderChunk =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
-  | { type: 'tool-call'; callId: string; name: string; input: Json }
+  | {
+      type: 'tool-call'
+      callId: string
+      name: string
+      input: Json
+      /** The provider ran the call itself (a web search, a code interpreter): the runner logs it
+       *  and waits for its `tool-result` chunk instead of running a tool. */
+      providerExecuted?: true
+    }
+  /** The result of a provider-executed call, logged as it arrives. */
+  | { type: 'tool-result'; callId: string; output: Json; isError: boolean }
   | { type: 'finish'; finish: 'stop' | 'tool-calls' | 'length'; usage?: Usage }
 
 export interface ToolSpec {
@@ -34,6 +44,12 @@ export interface ProviderRequest {
 export type ModelProvider = (request: ProviderRequest) => AsyncIterable<ProviderChunk>
 
 export interface Tool extends Omit<ToolSpec, 'name'> {
+  /**
+   * A person approves each call before it runs (`true`, or a rule over the call's input; a rule
+   * that throws asks). The call waits durably as `awaiting-approval` until `respondToApproval`
+   * answers it; a denied call is not run and the model is told.
+   */
+  needsApproval?: boolean | ((input: Json) => boolean | Promise<boolean>)
   run(input: Json, context: { signal: AbortSignal; sessionId: string; callId: string }): Promise<Json>
 }
 export type Tools = Record<string, Tool>

@@ -1,13 +1,21 @@
 /**
  * Recovery of turns nobody runs: a turn found open while this runner holds the session's lock
  * (or can take it) was left by a runner that is gone, and is closed — its open message and step
- * first, then the turn, as `interrupted` (or `aborted` when the user stopped it).
+ * first, then the turn, as `interrupted` (or `aborted` when the user stopped it). A turn left
+ * waiting for tool approvals is not closed as `interrupted`: the next runner takes it up
+ * (docs/decisions/0029). A Stop denies the calls that wait, then closes it.
  */
 import type { SessionEvent, TurnEndReason } from '../schema/events'
 import { acquireLock, type LockRequester, runnerLockName } from './locks'
+import { awaitingCalls, STOPPED_REASON } from './runner-approvals'
 import type { RunnerHost, TurnState } from './types'
 
-export function createRecovery(host: RunnerHost, lockScope: string, locks?: LockRequester) {
+export function createRecovery(
+  host: RunnerHost,
+  lockScope: string,
+  locks: LockRequester | undefined,
+  waitingStepOf: (sessionId: string, state: TurnState) => Promise<unknown>,
+) {
   const { engine } = host
 
   /** Ends a turn nobody runs: closes its open message and step, then the turn itself. */
@@ -15,6 +23,15 @@ export function createRecovery(host: RunnerHost, lockScope: string, locks?: Lock
     const turn = state.openTurn
     if (turn === null) return
     const events: SessionEvent[] = []
+    if (reason === 'aborted') {
+      // Stop denies what waits for a person.
+      for (const row of await host.openRows(sessionId))
+        for (const part of awaitingCalls(row))
+          events.push({
+            type: 'tool/approval',
+            data: { callId: part.callId, approved: false, reason: STOPPED_REASON },
+          })
+    }
     if (state.openStep !== null) {
       const messageId = await findOpenMessage(sessionId, turn)
       if (messageId !== undefined)
@@ -42,13 +59,19 @@ export function createRecovery(host: RunnerHost, lockScope: string, locks?: Lock
     }
   }
 
-  /** Closes an orphaned open turn if this runner can take the session's lock (no live runner owns it). */
-  async function recoverOrphan(sessionId: string, reason: TurnEndReason): Promise<void> {
+  /**
+   * Closes an orphaned open turn if this runner can take the session's lock (no live runner owns
+   * it). `waiting`: the turn waits for approvals and was left open for a runner to take up.
+   */
+  async function recoverOrphan(sessionId: string, reason: TurnEndReason): Promise<'waiting' | undefined> {
     const lock = await acquireLock(runnerLockName(lockScope, sessionId), { wait: false }, locks)
-    if (!lock) return
+    if (!lock) return undefined
     try {
       const state = await host.turnState(sessionId)
-      if (state.openTurn !== null) await closeOrphanTurn(sessionId, state, reason)
+      if (state.openTurn === null) return undefined
+      if (reason === 'interrupted' && (await waitingStepOf(sessionId, state)) !== undefined) return 'waiting'
+      await closeOrphanTurn(sessionId, state, reason)
+      return undefined
     } finally {
       await lock.release()
     }

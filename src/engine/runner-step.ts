@@ -8,8 +8,10 @@ import { nanoid } from 'nanoid'
 import type { Usage } from '../schema/common'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { Finish, SessionEvent } from '../schema/events'
+import type { ToolPart } from '../schema/messages'
 import type { ModelProvider, ProviderChunk, ToolSpec, Tools } from './provider'
 import { abortError, raceAbort } from './providers/abort'
+import { awaitingCalls, type WaitingStep } from './runner-approvals'
 import { type VisibleContext, watchVisibleContext } from './runner-context'
 import { runTools } from './runner-tools'
 import type { Engine, RunnerHost } from './types'
@@ -59,7 +61,7 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
     step: number,
     setup: TurnSetup,
     signal: AbortSignal,
-  ): Promise<Finish> {
+  ): Promise<StepOutcome> {
     const { sessionId } = driver
     const messageId = `msg_${nanoid()}`
     const { headSeq } = await engine.append(sessionId, [
@@ -85,7 +87,8 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
             if (chunk.text !== '') stream.add(chunk.type, chunk.text)
             return
           case 'tool-call':
-            calls.push(chunk)
+            // A call the provider ran itself is logged and answered by its `tool-result` chunk.
+            if (!chunk.providerExecuted) calls.push(chunk)
             // With the text streamed before it, in one transaction. A failed write fails the
             // writer, and with it the step's next awaited write.
             writer
@@ -98,12 +101,25 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
               ])
               .catch(() => {})
             return
+          case 'tool-result':
+            writer
+              .append([
+                ...stream.take(),
+                {
+                  type: 'tool/result',
+                  data: { callId: chunk.callId, output: chunk.output, isError: chunk.isError },
+                },
+              ])
+              .catch(() => {})
+            return
           case 'finish':
             reported.finish = chunk.finish
             reported.usage = chunk.usage
             return
         }
       })
+      // A provider may end its stream normally after our abort: the abort is what happened.
+      if (signal.aborted) throw abortError('step')
       // Calls mean the model waits for their results, whatever finish it reported.
       const { usage } = reported
       const finish =
@@ -113,7 +129,10 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
         { type: 'assistant/end', data: withUsage({ messageId, finish }, usage) },
       ])
       messageOpen = false
-      if (calls.length > 0) await runTools(sessionId, setup.tools, calls, signal, writer)
+      if (calls.length > 0) {
+        const run = { host, sessionId, tools: setup.tools, signal, appender: writer }
+        if ((await runTools(run, calls)) === 'suspended') return suspend(writer)
+      }
       if (signal.aborted) throw abortError('step')
       await writer.append([{ type: 'step/end', data: withUsage({ turn, step }, usage) }])
       return finish
@@ -144,6 +163,72 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
     } finally {
       stream.take() // stops its timer: whatever is left was written or is moot
     }
+  }
+
+  /**
+   * Takes up the step of the open turn that a runner that is gone left waiting for approval
+   * (`waiting.row`, the step's assistant row, has ended). Calls a person approved whose result
+   * is not in run now (approved is a request to run; a runner that died mid-run leaves it to
+   * run again); calls that ran unattended then never answer (an error result, rather than run
+   * twice); waiting ones are waited for. Then the step ends and the turn goes on.
+   */
+  async function resumeStep(
+    driver: StepDriver,
+    turn: number,
+    waiting: WaitingStep,
+    setup: TurnSetup,
+    signal: AbortSignal,
+  ): Promise<StepOutcome> {
+    const { sessionId } = driver
+    const { step, row, approved } = waiting
+    const writer = createAppendQueue(engine, sessionId)
+    try {
+      const running = row.parts.filter(
+        (part): part is ToolPart => part.type === 'tool' && part.state === 'running',
+      )
+      const lost = running.filter((part) => !approved.has(part.callId))
+      if (lost.length > 0) {
+        await writer.append(
+          lost.map((part) => ({
+            type: 'tool/result',
+            data: { callId: part.callId, output: { error: LOST_RESULT }, isError: true },
+          })),
+        )
+      }
+      const toRun = [...awaitingCalls(row), ...running.filter((part) => approved.has(part.callId))]
+      const calls = toRun.map((part) => ({
+        type: 'tool-call' as const,
+        callId: part.callId,
+        name: part.name,
+        input: part.input,
+      }))
+      const run = { host, sessionId, tools: setup.tools, signal, appender: writer }
+      // Their requests are in the log; an approved one finds its answer there at once.
+      const asked = new Set(toRun.map((part) => part.callId))
+      if ((await runTools(run, calls, asked)) === 'suspended') return suspend(writer)
+      if (signal.aborted) throw abortError('step')
+      await writer.append([{ type: 'step/end', data: { turn, step } }])
+      return 'tool-calls'
+    } catch (error) {
+      const aborted = signal.aborted
+      if (!aborted) {
+        driver.failedAt ??= driver.inputs
+        report(asSessionlineError(error, 'internal'), sessionId)
+      }
+      await writer
+        .settled()
+        .then(() => engine.append(sessionId, [{ type: 'step/end', data: { turn, step } }]))
+        .catch((writeError: unknown) => {
+          report(asSessionlineError(writeError, 'internal'), sessionId)
+        })
+      return aborted ? 'aborted' : 'error'
+    }
+  }
+
+  /** The step stays open in the log, its calls waiting, once what was written so far landed. */
+  async function suspend(writer: AppendQueue): Promise<'suspended'> {
+    await writer.settled()
+    return 'suspended'
   }
 
   /**
@@ -183,8 +268,17 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
     }
   }
 
-  return runStep
+  return { runStep, resumeStep }
 }
+
+/**
+ * How a step ended: as its message finished, or `suspended` (the engine closed while calls
+ * waited for approval: the step and turn stay open in the log, for the next runner).
+ */
+export type StepOutcome = Finish | 'suspended'
+
+/** What a call that was running when its runner went away answers: it is not run again. */
+export const LOST_RESULT = 'The tool call was interrupted before it returned (its runner stopped)'
 
 function createAppendQueue(engine: Engine, sessionId: string): AppendQueue {
   let tail: Promise<unknown> = Promise.resolve()

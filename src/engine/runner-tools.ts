@@ -6,23 +6,64 @@
 import { Json } from '../schema/common'
 import type { ProviderChunk, ToolSpec, Tools } from './provider'
 import { raceAbort } from './providers/abort'
+import { type ApprovalOutcome, mustAsk, STOPPED_REASON, waitForAnswer } from './runner-approvals'
 import type { AppendQueue } from './runner-step'
+import type { RunnerHost } from './types'
 
-/** Runs the calls concurrently; each result is logged as soon as it settles. */
+/** How the calls of a step ended: all settled, or some left waiting for a person (the engine closed). */
+export type ToolsOutcome = 'settled' | 'suspended'
+
+/** What running a step's calls needs beyond the calls. */
+export interface ToolRun {
+  host: RunnerHost
+  sessionId: string
+  tools: Tools
+  signal: AbortSignal
+  appender: AppendQueue
+}
+
+/**
+ * Runs the calls concurrently; each result is logged as soon as it settles. A call of a tool
+ * that needs approval first waits for a person (`asked`: calls whose request is in the log
+ * already, on a resumed step). A Stop while a call waits denies it; the engine closing leaves
+ * it waiting in the log (`suspended`), for the next runner to resume.
+ */
 export async function runTools(
-  sessionId: string,
-  tools: Tools,
+  run: ToolRun,
   calls: readonly Extract<ProviderChunk, { type: 'tool-call' }>[],
-  signal: AbortSignal,
-  appender: AppendQueue,
-): Promise<void> {
-  await Promise.all(
-    calls.map(async (call) => {
+  asked: ReadonlySet<string> = new Set(),
+): Promise<ToolsOutcome> {
+  const { host, sessionId, tools, signal, appender } = run
+  const outcomes = await Promise.all(
+    calls.map(async (call): Promise<ToolsOutcome> => {
+      const tool = Object.hasOwn(tools, call.name) ? tools[call.name] : undefined
+      if (
+        tool &&
+        (asked.has(call.callId) || (await mustAsk(host.engine, sessionId, call.name, tool, call.input)))
+      ) {
+        if (!asked.has(call.callId))
+          await appender.append([{ type: 'tool/approval-request', data: { callId: call.callId } }])
+        let outcome: ApprovalOutcome
+        try {
+          outcome = await waitForAnswer(host, sessionId, call.callId, signal)
+        } catch (error) {
+          if (!signal.aborted) throw error
+          if (signal.reason === 'close') return 'suspended'
+          // Stop denies what waits; a person who answered first wins (the denial is then refused).
+          await host.engine
+            .respondToApproval(sessionId, call.callId, { approved: false, reason: STOPPED_REASON })
+            .catch(() => {})
+          return 'settled'
+        }
+        if (outcome === 'denied') return 'settled'
+      }
       const result = await runTool(sessionId, tools, call, signal)
-      if (signal.aborted) return
+      if (signal.aborted) return 'settled'
       await appender.append([{ type: 'tool/result', data: { callId: call.callId, ...result } }])
+      return 'settled'
     }),
   )
+  return outcomes.includes('suspended') ? 'suspended' : 'settled'
 }
 
 async function runTool(

@@ -4,12 +4,13 @@ import { ConfigureRequest, type ProviderConfig } from '../schema/provider'
 import { acquireLock, type LockRequester, runnerLockName } from './locks'
 import type { ModelProvider, Tools } from './provider'
 import { providerFromConfig } from './providers/index'
+import { findWaitingStep, type WaitingStep } from './runner-approvals'
 import type { VisibleContext } from './runner-context'
 import { createRecovery } from './runner-recovery'
 import { asSessionlineError, createStepRunner, type TurnSetup } from './runner-step'
 import { toolSpecs } from './runner-tools'
 import { createDemoTools } from './tools'
-import type { Runner, RunnerHost } from './types'
+import type { Runner, RunnerHost, TurnState } from './types'
 
 export interface RunnerOptions {
   /** A built-in provider's config, or a provider function (custom worker entries). Default: none (host-driven). */
@@ -75,8 +76,9 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       console.warn(`sessionline runner (session ${sessionId}): ${error.message}`)
     })
 
-  const runStep = createStepRunner({ host, flushMs, report })
-  const { closeOrphanTurn, recoverOrphan } = createRecovery(host, lockScope, options.locks)
+  const { runStep, resumeStep } = createStepRunner({ host, flushMs, report })
+  const waitingStepOf = (sessionId: string, state: TurnState) => findWaitingStep(host, sessionId, state)
+  const { closeOrphanTurn, recoverOrphan } = createRecovery(host, lockScope, options.locks, waitingStepOf)
   let provider: ModelProvider | undefined
   let tools: Tools = {}
   const drivers = new Map<string, SessionDriver>()
@@ -174,8 +176,12 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         const state = await host.turnState(sessionId)
         if (control.signal.aborted) return
         if (state.openTurn !== null) {
-          // We hold the lock and run no turn here, so whoever opened this one is gone.
-          await closeOrphanTurn(sessionId, state, 'interrupted')
+          // We hold the lock and run no turn here, so whoever opened this one is gone. A turn
+          // it left waiting for approval goes on where it stood; any other is closed.
+          const waiting = await waitingStepOf(sessionId, state)
+          if (control.signal.aborted) return
+          if (waiting) await runTurn(driver, state.openTurn, setup, control, waiting)
+          else await closeOrphanTurn(sessionId, state, 'interrupted')
           continue
         }
         if (driver.resuming) {
@@ -199,6 +205,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     turn: number,
     setup: TurnSetup,
     control: AbortController,
+    resume?: WaitingStep,
   ): Promise<void> {
     const { sessionId } = driver
     let reason: TurnEndReason = 'completed'
@@ -208,9 +215,16 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       driver.failedAt ??= driver.inputs
     }
     try {
-      let step = 0
+      let step = resume?.step ?? 0
       let atBoundary = true
-      while (true) {
+      if (resume) {
+        const finish = await resumeStep(driver, turn, resume, setup, control.signal)
+        // The engine closed while the calls still wait: the turn stays open for the next runner.
+        if (finish === 'suspended') return
+        if (finish === 'aborted') reason = stopReasonOf(control)
+        else if (finish === 'error') fail()
+      }
+      while (reason === 'completed') {
         if (atBoundary && !control.signal.aborted) await engine.promote(sessionId, 'checkpoint')
         if (control.signal.aborted) {
           reason = stopReasonOf(control)
@@ -226,6 +240,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         }
         step += 1
         const finish = await runStep(driver, turn, step, setup, control.signal)
+        if (finish === 'suspended') return
         if (finish === 'aborted') {
           reason = stopReasonOf(control)
           break
@@ -279,10 +294,14 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     return pending.some((input) => input.admittedAt > last.at)
   }
 
-  /** Closes what a runner that is gone left open, then runs its pending input (see `Runner.recover`). */
+  /**
+   * Closes what a runner that is gone left open, then runs its pending input (see
+   * `Runner.recover`); a turn it left waiting for approval is taken up instead.
+   */
   async function takeOver(sessionId: string): Promise<void> {
-    await recoverOrphan(sessionId, 'interrupted')
-    if (closed || (await engine.pending(sessionId)).length === 0) return
+    const left = await recoverOrphan(sessionId, 'interrupted')
+    if (closed) return
+    if (left !== 'waiting' && (await engine.pending(sessionId)).length === 0) return
     const driver = driverOf(sessionId)
     if (driver.loop || driver.paused) return
     driver.resuming = true

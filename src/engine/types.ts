@@ -1,4 +1,5 @@
 import type { TurnState } from '../core/transcript'
+import type { ApprovalAnswer, RevokeToolApproval, ToolApprovals } from '../schema/approvals'
 import type { Json } from '../schema/common'
 import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
@@ -110,6 +111,18 @@ export interface Engine {
   /** Runner: abort the running step and end the turn `aborted`; pending input stays pending. */
   interrupt(sessionId: string): Promise<void>
 
+  /**
+   * Answers tool call `callId`, which waits for a person's approval (DESIGN §11): approved, it
+   * runs; denied, it becomes `denied` and the model is told (`reason` with it). `remember`
+   * `session` or `always` approves the tool without asking from now on (stored; see
+   * `revokeToolApproval`). A call that waits no more is `invalid_state`, and nothing is written.
+   */
+  respondToApproval(sessionId: string, callId: string, answer: ApprovalAnswer): Promise<void>
+  /** The tools approved without asking in `sessionId`: always, and for this session. */
+  toolApprovals(sessionId: string): Promise<ToolApprovals>
+  /** Takes back a remembered approval (of one session, or the `always` one): the tool asks again. */
+  revokeToolApproval(request: RevokeToolApproval): Promise<void>
+
   /** Import: stores a Pi, Claude Code or Codex session file; importing it again updates it in place. */
   importTranscript(request: ImportRequest): Promise<SessionInfo>
   /** Import: the session files of a folder, one at a time; unchanged files are skipped; one report per file. */
@@ -141,6 +154,8 @@ export interface RunnerHost {
   readonly engine: Engine
   /** Turn state from the engine's fold (cached, no replay). */
   turnState(sessionId: string): Promise<TurnState>
+  /** Rows that can still change (streaming, or with calls running or waiting), from the same fold. */
+  openRows(sessionId: string): Promise<readonly SessionMessage[]>
   /** Fold not-yet-durable events (assistant/delta) over the open rows in memory and push a
    *  `durable: false` change to watchers; the next durable append supersedes it. */
   publishLive(sessionId: string, events: readonly SessionEvent[]): void

@@ -16,8 +16,16 @@ export const TurnNumber = z.number().int().positive()
 export const StepNumber = z.number().int().positive()
 export const TokenCount = z.number().int().nonnegative()
 
-/** Token counts of one model call (or their sum). `input` includes cached input. */
-export const Usage = z.strictObject({ input: TokenCount, output: TokenCount })
+/**
+ * Token counts of one model call (or their sum). `input` includes cached input and `output`
+ * includes reasoning; `cachedInput` and `reasoning` are there when the provider told them.
+ */
+export const Usage = z.strictObject({
+  input: TokenCount,
+  output: TokenCount,
+  cachedInput: TokenCount.optional(),
+  reasoning: TokenCount.optional(),
+})
 export type Usage = z.infer<typeof Usage>
 
 export const Delivery = z.enum(['steer', 'queue'])

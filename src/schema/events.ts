@@ -47,6 +47,23 @@ export const ToolResult = event(
   'tool/result',
   z.strictObject({ callId: Id, output: Json, isError: z.boolean() }),
 )
+/** A call of a tool that needs approval waits for a person's answer (docs/decisions/0029). */
+export const ToolApprovalRequest = event('tool/approval-request', z.strictObject({ callId: Id }))
+/** How long the reason a person gives for an answer may be. */
+export const MAX_APPROVAL_REASON = 2000
+/** What a person may ask an answer to cover besides this call. */
+export const ApprovalScope = z.enum(['call', 'session', 'always'])
+export type ApprovalScope = z.infer<typeof ApprovalScope>
+/** A person's answer to a waiting call; `remember` records the scope they chose. */
+export const ToolApproval = event(
+  'tool/approval',
+  z.strictObject({
+    callId: Id,
+    approved: z.boolean(),
+    reason: z.string().max(MAX_APPROVAL_REASON).optional(),
+    remember: ApprovalScope.optional(),
+  }),
+)
 export const AssistantEnd = event(
   'assistant/end',
   z.strictObject({ messageId: Id, usage: Usage.optional(), finish: Finish }),
@@ -67,6 +84,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
   AssistantDelta,
   ToolCall,
   ToolResult,
+  ToolApprovalRequest,
+  ToolApproval,
   AssistantEnd,
   StepEnd,
   TurnEnd,

@@ -4,8 +4,12 @@ import { Finish } from './events'
 
 export const TextPart = z.strictObject({ type: z.literal('text'), text: z.string() })
 export const ReasoningPart = z.strictObject({ type: z.literal('reasoning'), text: z.string() })
-/** `running` until its result arrives; `interrupted` when the turn ended first. */
-export const ToolState = z.enum(['running', 'done', 'error', 'interrupted'])
+/**
+ * `running` until its result arrives; `interrupted` when the turn ended first. A call of a tool
+ * that needs approval is `awaiting-approval` until a person answers: `running` once approved,
+ * `denied` (with an error output the model is told) when not.
+ */
+export const ToolState = z.enum(['running', 'done', 'error', 'interrupted', 'awaiting-approval', 'denied'])
 export type ToolState = z.infer<typeof ToolState>
 export const ToolPart = z.strictObject({
   type: z.literal('tool'),

@@ -38,6 +38,8 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
     loadGap: (key, end) => void view.loadGap(key, end).catch(report),
     turnsIn: (fromSeq, toSeq) =>
       view.getSnapshot().outline.filter((entry) => entry.seq >= fromSeq && entry.seq <= toSeq).length,
+
+    respond: (callId, answer) => void view.respondToApproval(callId, answer).catch(report),
   })
   const rail = new Rail(railHost, {
     activate: (item) => void jump(item).catch(report),

@@ -11,6 +11,8 @@ import { type SessionlineChat, useSessionlineChat } from '../../src/ai-sdk'
 import { chatRows, isTurnRunning } from '../../src/client/activity'
 import { createSessionView } from '../../src/client/session-view'
 import type { SessionView, TimelineSnapshot } from '../../src/client/types'
+import type { EngineOptions } from '../../src/engine/engine'
+import type { ModelProvider, Tools } from '../../src/engine/provider'
 import { until } from '../client/harness'
 import { inProcessEngine, type TestEngine } from '../support/engines'
 
@@ -61,8 +63,13 @@ export function defineChatCases(release: string, options: { resumesThroughStream
     engine = undefined
   })
 
-  async function open(wordDelayMs: number): Promise<{ view: SessionView; sessionId: string }> {
-    engine = await inProcessEngine({ provider: { kind: 'scripted', seed: 11, toolRate: 0, wordDelayMs } })
+  async function open(
+    wordDelayMs: number,
+    custom?: Pick<EngineOptions, 'provider' | 'tools'>,
+  ): Promise<{ view: SessionView; sessionId: string }> {
+    engine = await inProcessEngine(
+      custom ?? { provider: { kind: 'scripted', seed: 11, toolRate: 0, wordDelayMs } },
+    )
     const { id } = await engine.engine.createSession()
     view = createSessionView(engine.engine, id)
     await until(view, (s) => s.status === 'ready')
@@ -93,6 +100,45 @@ export function defineChatCases(release: string, options: { resumesThroughStream
   }
 
   describe(`useSessionlineChat with ${release}`, () => {
+    it(`${release}: addToolApprovalResponse answers a call that waits for approval, and the turn goes on`, async () => {
+      const runs: unknown[] = []
+      const provider: ModelProvider = (request) =>
+        (async function* () {
+          const answered = request.context.some((row) => row.parts.some((part) => part.type === 'tool'))
+          if (answered) yield { type: 'text' as const, text: 'Deployed.' }
+          else yield { type: 'tool-call' as const, callId: 'call_deploy', name: 'deploy', input: {} }
+          yield { type: 'finish' as const, finish: answered ? ('stop' as const) : ('tool-calls' as const) }
+        })()
+      const tools: Tools = {
+        deploy: {
+          needsApproval: true,
+          async run(input) {
+            runs.push(input)
+            return { ok: true }
+          },
+        },
+      }
+      const { view } = await open(0, { provider, tools })
+      const chat = mount(view)
+      await act(async () => {
+        void chat.latest().sendMessage({ text: 'deploy' })
+      })
+      const waiting = () =>
+        chatRows(view.getSnapshot().rows).some(
+          (row) =>
+            row.kind === 'message' &&
+            row.message.parts.some((part) => part.type === 'tool' && part.state === 'awaiting-approval'),
+        )
+      await settle(waiting, 'the call to wait for approval')
+      expect(runs).toEqual([])
+      await act(async () => {
+        await chat.latest().addToolApprovalResponse({ id: 'call_deploy', approved: true })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the answer')
+      expect(runs).toEqual([{}])
+      await settle(() => chat.latest().messages.some((m) => textOf(m) === 'Deployed.'), 'the last step')
+    })
+
     it(`${release}: a sent message streams its answer live, status goes submitted → streaming → ready, and ids equal the row ids`, async () => {
       const { view } = await open(3)
       const chat = mount(view)

@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -56,7 +56,17 @@ const OVERRIDES = JSON.parse(option('--config') ?? '{}')
 /** `BENCH_TRACE=<file>`: record a Chromium trace of the run (see startTrace). */
 const TRACE = process.env.BENCH_TRACE
 /** `--only a,b`: the browser steps (and `folds`) to run; the rest is skipped, so one step can be rerun alone. */
-const STEPS = ['writes', 'reads', 'comlink', 'search', 'jumps', 'stream-page', 'peers', 'folds']
+const STEPS = [
+  'writes',
+  'reads',
+  'comlink',
+  'search',
+  'jumps',
+  'stream-page',
+  'peers',
+  'provider-ai-sdk',
+  'folds',
+]
 const ONLY = option('--only')?.split(',')
 for (const name of ONLY ?? [])
   if (!STEPS.includes(name)) fail(`--only: unknown step ${name} (${STEPS.join(', ')})`)
@@ -383,6 +393,11 @@ async function runInBrowser(report) {
   await run('jumps', '(9) jumps', 'jumps')
   await run('stream-page', '(10) a streamed answer into a 10,000-row window', 'streamPage')
   await run('peers', '(11) peers: one chat on sessionline, Dexie liveQuery and RxDB', 'peers', DEADLINE_MS)
+  await run(
+    'provider-ai-sdk',
+    'provider-ai-sdk: fromLanguageModel per delta vs the raw stream',
+    'providerAiSdk',
+  )
   if (needsSeed)
     comparisons.push(
       .../** @type {never[]} */ (

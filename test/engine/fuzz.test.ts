@@ -204,6 +204,13 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   // A provider would run turns in the background; `none` keeps every write the fuzz's own.
   configure: fc.tuple(or(fc.constant({ provider: { kind: 'none' } }))),
   interrupt: fc.tuple(or(sessionId)),
+  respondToApproval: fc.tuple(
+    or(sessionId),
+    or(inputId),
+    or(fc.record({ approved: fc.boolean(), remember: fc.constantFrom('call', 'session', 'always') })),
+  ),
+  toolApprovals: fc.tuple(or(sessionId)),
+  revokeToolApproval: fc.tuple(or(fc.record({ tool: fc.constantFrom('read', 'clock') }))),
   importTranscript: fc.tuple(
     or(fc.record({ text: fc.constantFrom('', '{}', 'not json\n', '{"type":"session"}\n') })),
   ),

@@ -81,6 +81,36 @@ describe.each(hostedEngineKinds)('live previews %s', (_, makeEngine) => {
       ])
     }))
 
+  test('a preview keeps text and reasoning in the order they streamed', () =>
+    withStream(makeEngine, async ({ engine, host, clock, id, feed }) => {
+      const reasoning = (text: string): SessionEvent => ({
+        type: 'assistant/delta',
+        data: { messageId: 'm1', reasoning: text },
+      })
+      const partsOf = (change: SessionChange | undefined) =>
+        change?.rows.find((m) => m.id === 'm1')?.parts.map((p) => [p.type, 'text' in p ? p.text : ''])
+      host.publishLive(id, [delta('Hel')])
+      host.publishLive(id, [reasoning('hmm')])
+      host.publishLive(id, [delta('lo')])
+      clock.tick()
+      await feed.until((c) => c.length >= 1)
+      const streamed = [
+        ['text', 'Hel'],
+        ['reasoning', 'hmm'],
+        ['text', 'lo'],
+      ]
+      expect(partsOf(feed.changes[0])).toEqual(streamed)
+      // The first piece made durable: the rest still previews after it, in order.
+      await engine.append(id, [delta('Hel')])
+      host.publishLive(id, [delta('!')])
+      clock.tick()
+      await feed.until((c) => c.length >= 3)
+      expect(partsOf(feed.changes[2])).toEqual([...streamed.slice(0, 2), ['text', 'lo!']])
+      await engine.append(id, [reasoning('hmm'), delta('lo!')])
+      await feed.until((c) => c.length >= 4)
+      expect(partsOf(feed.changes[3])).toEqual([...streamed.slice(0, 2), ['text', 'lo!']])
+    }))
+
   test('a durable append comes first, then the preview of what is still unflushed', () =>
     withStream(makeEngine, async ({ engine, host, clock, id, feed }) => {
       host.publishLive(id, [delta('Hello')])

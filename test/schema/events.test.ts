@@ -36,6 +36,8 @@ describe('event schema', () => {
         'assistant/delta',
         'tool/call',
         'tool/result',
+        'tool/approval-request',
+        'tool/approval',
         'assistant/end',
         'step/end',
         'turn/end',

@@ -56,7 +56,9 @@ export function fieldsOf(row: SessionMessage): Record<SearchField, string> {
  */
 export function isSettled(row: SessionMessage): boolean {
   if (row.status === 'streaming') return false
-  return !row.parts.some((part) => part.type === 'tool' && part.state === 'running')
+  return !row.parts.some(
+    (part) => part.type === 'tool' && (part.state === 'running' || part.state === 'awaiting-approval'),
+  )
 }
 
 export function documentOf(row: SessionMessage): SearchDocument {

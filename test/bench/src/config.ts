@@ -52,6 +52,10 @@ export const BenchConfig = z.strictObject({
   peerDeltas: count,
   /** (11) timed fresh reads of the whole history, and cold opens, per side. */
   peerReads: count,
+  /** provider-ai-sdk: deltas of one mock model stream, appended every `providerBatch` deltas; repetitions per side. */
+  providerDeltas: count,
+  providerBatch: count,
+  providerReps: count,
   /** (12) `--huge`: the session sizes, in turns, the growth suite measures at (none: skipped). */
   growthSizes: z.array(count),
 })
@@ -87,6 +91,9 @@ export const FULL: BenchConfig = {
   peerReplies: 20,
   peerDeltas: 2000,
   peerReads: 7,
+  providerDeltas: 5000,
+  providerBatch: 100,
+  providerReps: 9,
   growthSizes: [],
 }
 
@@ -97,6 +104,8 @@ export const QUICK: BenchConfig = {
   appendTurns: 2,
   promoteCalls: 50,
   writeReps: 3,
+  providerDeltas: 2000,
+  providerReps: 7,
   // As many answers as the full run: a p95 of 20 or 40 flushes is nearly their slowest, and swung 0.5–1.9×.
   streamReps: 3,
   seedTurns: 1000,
@@ -141,6 +150,8 @@ export const NODE: BenchConfig = {
   searchRows: 1000,
   searchQueries: 10,
   jumpReps: 2,
+  providerDeltas: 300,
+  providerReps: 2,
   peerPrompts: 6,
   peerReplies: 2,
   peerDeltas: 20,

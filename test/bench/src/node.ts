@@ -16,6 +16,7 @@ import { type BenchEnv, DB, freshEngine, LONG_SESSION, openEngine } from './env'
 import { runGrowth } from './growth'
 import { runPeers } from './peers'
 import { channelEngine } from './peers-channel'
+import { runProviderAiSdk } from './provider-ai-sdk'
 import { benchComlinkTail, rawTailService, runReads } from './reads'
 import { runJumps, runSearch } from './search'
 import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
@@ -124,6 +125,7 @@ env.log('(10) stream-page (MessageChannel)')
   }
 }
 env.log('(12) growth with session length')
+comparisons.push(...(await runProviderAiSdk(env, cfg)))
 comparisons.push(...(await runGrowth(env, cfg)))
 
 writeFileSync(
