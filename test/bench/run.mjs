@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,tabs,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -21,6 +21,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CHROMIUM, CHROMIUM_ARGS as HEADLESS_ARGS } from '../support/chromium.mjs'
 import { foldTable, growthTable, markdownTable, missedTargets } from './report.mjs'
+import { runTabs, tabsTable } from './tabs.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '../..')
@@ -56,7 +57,7 @@ const OVERRIDES = JSON.parse(option('--config') ?? '{}')
 /** `BENCH_TRACE=<file>`: record a Chromium trace of the run (see startTrace). */
 const TRACE = process.env.BENCH_TRACE
 /** `--only a,b`: the browser steps (and `folds`) to run; the rest is skipped, so one step can be rerun alone. */
-const STEPS = ['writes', 'reads', 'comlink', 'search', 'jumps', 'stream-page', 'peers', 'folds']
+const STEPS = ['writes', 'reads', 'comlink', 'search', 'jumps', 'stream-page', 'peers', 'tabs', 'folds']
 const ONLY = option('--only')?.split(',')
 for (const name of ONLY ?? [])
   if (!STEPS.includes(name)) fail(`--only: unknown step ${name} (${STEPS.join(', ')})`)
@@ -383,6 +384,14 @@ async function runInBrowser(report) {
   await run('jumps', '(9) jumps', 'jumps')
   await run('stream-page', '(10) a streamed answer into a 10,000-row window', 'streamPage')
   await run('peers', '(11) peers: one chat on sessionline, Dexie liveQuery and RxDB', 'peers', DEADLINE_MS)
+  if (runs('tabs')) {
+    log("(13) two tabs: cross-tab latency and a second tab's cold open, dedicated and shared workers")
+    const sizes =
+      PRESET === 'full'
+        ? { commits: 100, opens: 10, seedTurns: 2000 }
+        : { commits: 30, opens: 5, seedTurns: 500 }
+    report.tabs = await step('tabs', () => runTabs(context, origin, sizes))
+  }
   if (needsSeed)
     comparisons.push(
       .../** @type {never[]} */ (
@@ -506,6 +515,8 @@ if (MODE === 'node')
 console.log(table)
 const growth = growthTable(comparisons, { judge: MODE === 'browser' })
 if (growth) console.log(`\n${growth}`)
+const tabs = report.tabs ? tabsTable(/** @type {never} */ (report.tabs)) : ''
+if (tabs) console.log(`\n${tabs}`)
 const folds = /** @type {import('./report.mjs').FoldFigure[]} */ (report.folds ?? [])
 if (folds.length) console.log(`\n${foldTable(folds)}`)
 for (const note of /** @type {string[]} */ (report.notes ?? []))
