@@ -10,6 +10,7 @@ import { type ConnectOptions, connect, type WorkerStart } from '../../src/client
 import type { SessionlineClient } from '../../src/client/types'
 import { sharedOrDedicated, sharedWorkerName } from '../../src/client/worker-choice'
 import type { SessionChange } from '../../src/engine/types'
+import type { Hello } from '../../src/wire/protocol'
 import { workerGone, wrapEngine } from '../../src/wire/remote-engine'
 import { changeFeed } from '../support/feed'
 import { turnEvents, until } from './harness'
@@ -228,5 +229,84 @@ describe('a shared worker that is stuck cannot be terminated from a page', () =>
       dedicated: () => dedicated as unknown as Worker,
     })
     expect(factory({ restarts: 0 })).toBe(dedicated)
+  })
+})
+
+describe('the choice between a shared and a dedicated worker', () => {
+  const startsOf = (after: WorkerStart['after'][]) =>
+    after.map((cause, restarts) => ({ restarts, after: cause }))
+
+  test('sharedOrDedicated keeps the name after a loss, and takes the next one only after a stuck worker', () => {
+    const names: string[] = []
+    vi.stubGlobal('SharedWorker', class {})
+    vi.stubGlobal('localStorage', undefined)
+    const factory = sharedOrDedicated({
+      name: 'app',
+      shared: (name) => {
+        names.push(name)
+        return {} as SharedWorker
+      },
+      dedicated: () => {
+        throw new Error('not here')
+      },
+    })
+    for (const start of startsOf([undefined, 'gone', 'unanswered', 'gone', 'wedged', 'gone'])) factory(start)
+    expect(names).toEqual(['app', 'app', 'app~1', 'app~1', 'app~2', 'app~2'])
+  })
+
+  test('a tab takes the newer name another tab stored, and two tabs that notice one stuck worker agree on the next', () => {
+    vi.stubGlobal('SharedWorker', class {})
+    const stored = new Map<string, string>()
+    vi.stubGlobal('localStorage', {
+      getItem: (key: string) => stored.get(key) ?? null,
+      setItem: (key: string, value: string) => void stored.set(key, value),
+    })
+    const tabNames = () => {
+      const names: string[] = []
+      const factory = sharedOrDedicated({
+        shared: (name) => {
+          names.push(name)
+          return {} as SharedWorker
+        },
+        dedicated: () => {
+          throw new Error('not here')
+        },
+      })
+      return { names, factory }
+    }
+    const a = tabNames()
+    const b = tabNames()
+    a.factory({ restarts: 0 })
+    b.factory({ restarts: 0 })
+    a.factory({ restarts: 1, after: 'unanswered' })
+    b.factory({ restarts: 1, after: 'unanswered' })
+    const later = tabNames()
+    later.factory({ restarts: 0 })
+    expect([a.names, b.names, later.names]).toEqual([
+      ['sessionline', 'sessionline~1'],
+      ['sessionline', 'sessionline~1'],
+      ['sessionline~1'],
+    ])
+  })
+
+  test('connect takes a SharedWorker itself, not only a factory', async () => {
+    workers = createSharedWorkers()
+    const client = connect(
+      new workers.SharedWorker('engine.worker.js', { type: 'module', name: 'one' }),
+      quick,
+    )
+    clients.push(client)
+    const { id } = await client.createSession({ title: 'through the port' })
+    expect(await workers.instance('one').engine.getSession(id)).toMatchObject({ title: 'through the port' })
+  })
+
+  test('a handshake whose hello has the wrong shape is refused with invalid_input', async () => {
+    workers = createSharedWorkers()
+    const { port } = new workers.SharedWorker('engine.worker.js', { type: 'module', name: 'sessionline' })
+    const remote = wrapEngine(port as unknown as Endpoint)
+    await expect(
+      remote.handshake({ heartbeatMs: -1, heartbeatTimeoutMs: 10 } as unknown as Hello),
+    ).rejects.toMatchObject({ code: 'invalid_input' })
+    remote.fail(workerGone('test over'))
   })
 })
