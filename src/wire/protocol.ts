@@ -19,8 +19,8 @@ export interface Handshake {
  * `heartbeatMs: 0`: the page never checks, so its silence says nothing.
  */
 export const Hello = z.object({
-  heartbeatMs: z.number().int().nonnegative(),
-  heartbeatTimeoutMs: z.number().int().nonnegative(),
+  heartbeatMs: z.number().nonnegative(),
+  heartbeatTimeoutMs: z.number().nonnegative(),
 })
 export type Hello = z.infer<typeof Hello>
 
