@@ -566,8 +566,8 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
         `${kind.name}: the tab that started the shared worker closed; the other tab started ${after - before} worker(s) since`,
       )
       expect((await second.call<AuditReport>('audit')).problems).toEqual([])
-      // WebKitGTK 2.50 ends a shared worker with the tab that started it (in each of three runs here); the
-      // other tab's client then starts a fresh one. Chromium and Firefox keep it for the other tab.
+      // WebKitGTK 2.50 ends a shared worker with the tab that started it (in each of three runs
+      // here); the other tab's client then starts a fresh one. Chromium and Firefox keep it for the other tab.
       if (kind.name !== 'webkit') expect(after - before).toBe(0)
     })
 
