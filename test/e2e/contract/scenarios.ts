@@ -567,7 +567,7 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
       )
       expect((await second.call<AuditReport>('audit')).problems).toEqual([])
       // WebKitGTK 2.50 ends a shared worker with the tab that started it (in each of three runs
-      // here); the other tab's client then starts a fresh one. Chromium and Firefox keep it for the other tab.
+      // here); the other tab's client then starts a fresh one. Chromium and Firefox keep it.
       if (kind.name !== 'webkit') expect(after - before).toBe(0)
     })
 
