@@ -8,11 +8,13 @@
  */
 
 export * from './client/activity'
-export type { ConnectOptions, ConnectTarget } from './client/connect'
+export type { ConnectOptions, ConnectTarget, WorkerFactory, WorkerStart } from './client/connect'
 export { connect } from './client/connect'
 export type { ViewEngine } from './client/session-view'
 export { createSessionView } from './client/session-view'
 export type * from './client/types'
+export type { SharedOrDedicatedOptions } from './client/worker-choice'
+export { canShareWorker, sharedOrDedicated } from './client/worker-choice'
 export * from './core/index'
 export * from './core/preview'
 export type { EngineOptions } from './engine/engine'

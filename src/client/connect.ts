@@ -12,6 +12,10 @@
  * status is `reconnecting` meanwhile. `watch` subscriptions made on the client come back too,
  * with one `reset` change that says the listener may have missed commits.
  *
+ * A SharedWorker works too (`connect(() => new SharedWorker(url, { type: 'module' }))`): every
+ * tab then talks to one engine (docs/decisions/0035). `sharedOrDedicated` picks it where the
+ * browser has SharedWorker and a dedicated worker per tab elsewhere.
+ *
  * @example
  *   const client = connect(
  *     () => new Worker(new URL('sessionline/sessionline.worker', import.meta.url), { type: 'module' }),
@@ -19,7 +23,6 @@
  *   const { id } = await client.createSession({ title: 'Scratch' })
  *   const view = client.open(id) // renders 'loading', then the tail
  */
-import type { Endpoint } from 'comlink'
 import type { ChangeListener, Unsubscribe } from '../engine/types'
 import { isSessionlineError, type SessionlineError } from '../schema/errors'
 import type { WatchOptions } from '../schema/requests'
@@ -28,6 +31,9 @@ import { ENGINE_METHODS } from '../wire/protocol'
 import { type RemoteEngine, workerGone, wrapEngine } from '../wire/remote-engine'
 import { createSessionView, VIEW_ENGINE_METHODS, type ViewConnection, type ViewEngine } from './session-view'
 import type { OpenOptions, SessionlineClient, SessionView } from './types'
+import { type ConnectTarget, type Wire, type WorkerFactory, type WorkerStart, wireOf } from './worker-target'
+
+export type { ConnectTarget, WorkerFactory, WorkerStart }
 
 export interface ConnectOptions {
   /** Deadline of every call in ms (default 60 000; 0: none). A call past it rejects `timeout`. */
@@ -42,19 +48,11 @@ export interface ConnectOptions {
   maxRestarts?: number
 }
 
-/** A Worker and a MessagePort are both endpoints; named here so the signature reads as intended. */
-export type ConnectTarget = Worker | MessagePort | Endpoint
-
-/** Starts a worker that runs `exposeEngine`; called again for a fresh one when a worker dies. */
-export type WorkerFactory = () => ConnectTarget
-
-type FailureSource = Pick<EventTarget, 'addEventListener' | 'removeEventListener'>
-
 const FAILURE_EVENTS = ['error', 'close'] as const
 
 /** One worker and the wire to it; a fresh link replaces it when the worker dies. */
 interface Link {
-  endpoint: ConnectTarget
+  wire: Wire
   remote: RemoteEngine
   lost: boolean
   /** Resolves once the worker answered its handshake (never rejects). */
@@ -79,11 +77,6 @@ interface ClientWatch {
 
 const isWorkerGone = (error: unknown) => isSessionlineError(error) && error.code === 'worker_gone'
 
-function terminate(endpoint: ConnectTarget): void {
-  const worker = endpoint as Partial<Pick<Worker, 'terminate'>>
-  if (typeof worker.terminate === 'function') worker.terminate()
-}
-
 export function connect(
   target: ConnectTarget | WorkerFactory,
   options: ConnectOptions = {},
@@ -105,11 +98,18 @@ export function connect(
   let gone: SessionlineError | undefined
   /** Set while a fresh worker is about to start: calls made meanwhile go to it. */
   let restarting: Promise<void> | undefined
+  /** Workers started so far, and why the last one was given up (what a factory is told). */
+  let starts = 0
+  let lostAs: WorkerStart['after']
+  // Told to the worker on every check: a shared worker lets go of a tab silent for much longer.
+  const finite = (ms: number) => (Number.isFinite(ms) && ms > 0 ? ms : 0)
+  const hello = { heartbeatMs: finite(heartbeatMs), heartbeatTimeoutMs: finite(heartbeatTimeoutMs) }
+  const start = (): ConnectTarget => factory!({ restarts: starts++, after: lostAs })
 
-  function open(endpoint: ConnectTarget): Link {
-    const remote = wrapEngine(endpoint as Endpoint, { timeoutMs, handshakeTimeoutMs: startTimeoutMs })
+  function open(target: ConnectTarget): Link {
+    const wire = wireOf(target)
+    const remote = wrapEngine(wire.endpoint, { timeoutMs, handshakeTimeoutMs: startTimeoutMs })
     let heartbeat: ReturnType<typeof setTimeout> | undefined
-    const source = endpoint as FailureSource
     const onFailure = (event: Event) => {
       const message = (event as ErrorEvent).message
       lose(
@@ -120,22 +120,24 @@ export function connect(
       )
     }
     const link: Link = {
-      endpoint,
+      wire,
       remote,
       lost: false,
       answered: Promise.resolve(false),
       detach() {
         clearTimeout(heartbeat)
-        for (const type of FAILURE_EVENTS) source.removeEventListener?.(type, onFailure)
+        for (const source of wire.failureSources)
+          for (const type of FAILURE_EVENTS) source.removeEventListener?.(type, onFailure)
       },
     }
-    for (const type of FAILURE_EVENTS) source.addEventListener?.(type, onFailure)
+    for (const source of wire.failureSources)
+      for (const type of FAILURE_EVENTS) source.addEventListener?.(type, onFailure)
 
     /** Resolves whether a running worker answered a check within heartbeatTimeoutMs. */
     const answers = () =>
       new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), heartbeatTimeoutMs)
-        remote.handshake().then(
+        remote.handshake(hello).then(
           () => {
             clearTimeout(timer)
             resolve(true)
@@ -155,7 +157,7 @@ export function connect(
         })
       }, heartbeatMs)
     }
-    link.answered = remote.handshake().then(
+    link.answered = remote.handshake(hello).then(
       () => {
         beat()
         return true
@@ -170,7 +172,7 @@ export function connect(
           remote.fail(error)
           for (const view of views.values()) view.connectionFailed(error)
         } else if (!isWorkerGone(error)) {
-          lose(link, `the worker did not start within ${startTimeoutMs} ms`)
+          lose(link, `the worker did not start within ${startTimeoutMs} ms`, 'unanswered')
         }
         return false
       },
@@ -178,10 +180,11 @@ export function connect(
     return link
   }
 
-  let link = open(factory ? factory() : (target as ConnectTarget))
+  let link = open(factory ? start() : (target as ConnectTarget))
 
-  function lose(dead: Link, reason: string): void {
+  function lose(dead: Link, reason: string, after: NonNullable<WorkerStart['after']> = 'gone'): void {
     if (dead.lost || dead !== link) return
+    lostAs = after
     dead.lost = true
     dead.detach()
     const error = workerGone(reason)
@@ -193,8 +196,9 @@ export function connect(
       else view.connectionFailed(error)
     }
     dead.remote.fail(error)
-    // Comlink's release waits for an answer a dead worker never sends: terminate instead.
-    terminate(dead.endpoint)
+    // Comlink's release waits for an answer a dead worker never sends: terminate instead (a
+    // shared worker cannot be terminated from a page: its port is closed).
+    dead.wire.end()
     if (!restart) return
     // The first restart is immediate; a worker that keeps failing to start gets a growing pause.
     const pause = failedStarts === 0 ? 0 : Math.min(100 * 2 ** failedStarts, 2_000)
@@ -207,7 +211,7 @@ export function connect(
       restarting = undefined
       started()
       if (closed) return
-      const fresh = open(factory())
+      const fresh = open(start())
       link = fresh
       void fresh.answered.then((answered) => {
         if (fresh !== link || fresh.lost || closed) return
@@ -275,7 +279,7 @@ export function connect(
       } catch (error) {
         const wedged = isSessionlineError(error) && error.code === 'timeout'
         if (wedged && factory && link === used)
-          lose(link, `the worker answers but ${method} did not within ${timeoutMs} ms`)
+          lose(link, `the worker answers but ${method} did not within ${timeoutMs} ms`, 'wedged')
         throw error
       }
     }

@@ -2,6 +2,7 @@
  * What the worker exposes over Comlink: the engine's methods plus a handshake. Both sides
  * build from this one list, so a method added to `Engine` is either wired on both or on none.
  */
+import { z } from 'zod'
 import type { Engine } from '../engine/types'
 
 /** Bumped when the exposed surface changes incompatibly; the page checks it on connect. */
@@ -11,9 +12,22 @@ export interface Handshake {
   protocol: number
 }
 
+/**
+ * What the page says in its handshake: how often it checks that the worker answers, and how long
+ * it waits for an answer. A shared worker takes a port that stays silent for much longer than
+ * that as a closed tab (a closed port fires no event) and lets go of what that tab held.
+ * `heartbeatMs: 0`: the page never checks, so its silence says nothing.
+ */
+export const Hello = z.object({
+  heartbeatMs: z.number().nonnegative(),
+  heartbeatTimeoutMs: z.number().nonnegative(),
+})
+export type Hello = z.infer<typeof Hello>
+
 /** The object `exposeEngine` hands to `Comlink.expose`. */
 export interface ExposedEngine extends Engine {
-  handshake(): Promise<Handshake>
+  /** `hello` is optional: a page from before it was added sends none. */
+  handshake(hello?: Hello): Promise<Handshake>
 }
 
 /**

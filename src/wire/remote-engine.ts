@@ -15,7 +15,7 @@ import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { WatchOptions } from '../schema/requests'
 import { registerErrorTransfer } from './errors'
 import { registerGuardedProxies } from './guard'
-import { ENGINE_METHODS, type ExposedEngine, type Handshake, PROTOCOL_VERSION } from './protocol'
+import { ENGINE_METHODS, type ExposedEngine, type Handshake, type Hello, PROTOCOL_VERSION } from './protocol'
 
 export interface RemoteEngineOptions {
   /** Deadline of every call in ms (default 60 000; 0: none). Imports of huge files may need more. */
@@ -25,8 +25,11 @@ export interface RemoteEngineOptions {
 }
 
 export interface RemoteEngine extends Engine {
-  /** Checks the worker answers and speaks this protocol; rejects `timeout` or `unsupported_format`. */
-  handshake(): Promise<Handshake>
+  /**
+   * Checks the worker answers and speaks this protocol; rejects `timeout` or `unsupported_format`.
+   * `hello` tells the worker how often this page checks (a shared worker lets go of a silent tab).
+   */
+  handshake(hello?: Hello): Promise<Handshake>
   /** Rejects every pending and later call with `error` (e.g. when the worker died). */
   fail(error: SessionlineError): void
   /** Releases the Comlink proxy; the engine on the other side stays open. */
@@ -167,8 +170,8 @@ export function wrapEngine(endpoint: Comlink.Endpoint, options: RemoteEngineOpti
         target(...args.map((arg) => (typeof arg === 'function' ? Comlink.proxy(wrapCallback(arg)) : arg))),
       )
   }
-  engine.handshake = async (): Promise<Handshake> => {
-    const answer = await call('handshake', () => remote.handshake(), handshakeTimeoutMs)
+  engine.handshake = async (hello?: Hello): Promise<Handshake> => {
+    const answer = await call('handshake', () => remote.handshake(hello), handshakeTimeoutMs)
     if (answer?.protocol !== PROTOCOL_VERSION) {
       throw new SessionlineError(
         'unsupported_format',

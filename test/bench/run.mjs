@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,tabs,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -21,6 +21,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CHROMIUM, CHROMIUM_ARGS as HEADLESS_ARGS } from '../support/chromium.mjs'
 import { foldTable, growthTable, markdownTable, missedTargets } from './report.mjs'
+import { runTabs, tabsTable } from './tabs.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '../..')
@@ -65,6 +66,7 @@ const STEPS = [
   'stream-page',
   'peers',
   'provider-ai-sdk',
+  'tabs',
   'folds',
 ]
 const ONLY = option('--only')?.split(',')
@@ -398,6 +400,14 @@ async function runInBrowser(report) {
     'provider-ai-sdk: fromLanguageModel per delta vs the raw stream',
     'providerAiSdk',
   )
+  if (runs('tabs')) {
+    log("(13) two tabs: cross-tab latency and a second tab's cold open, dedicated and shared workers")
+    const sizes =
+      PRESET === 'full'
+        ? { commits: 100, opens: 10, seedTurns: 2000 }
+        : { commits: 30, opens: 5, seedTurns: 500 }
+    report.tabs = await step('tabs', () => runTabs(context, origin, sizes))
+  }
   if (needsSeed)
     comparisons.push(
       .../** @type {never[]} */ (
@@ -521,6 +531,8 @@ if (MODE === 'node')
 console.log(table)
 const growth = growthTable(comparisons, { judge: MODE === 'browser' })
 if (growth) console.log(`\n${growth}`)
+const tabs = report.tabs ? tabsTable(/** @type {never} */ (report.tabs)) : ''
+if (tabs) console.log(`\n${tabs}`)
 const folds = /** @type {import('./report.mjs').FoldFigure[]} */ (report.folds ?? [])
 if (folds.length) console.log(`\n${foldTable(folds)}`)
 for (const note of /** @type {string[]} */ (report.notes ?? []))

@@ -15,7 +15,7 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     rolldownOptions: {
-      input: { index: here('./index.html'), memory: here('./memory.html') },
+      input: { index: here('./index.html'), memory: here('./memory.html'), tabs: here('./tabs.html') },
     },
   },
 })

@@ -3,6 +3,14 @@
  * `drivers/types.ts`, run in Chromium, Firefox ESR and WebKitGTK by the three `*.contract.ts`
  * files. One browser per file (on a profile of its own, relaunched where a scenario needs it),
  * one database per scenario, a static server on the browser's fixed port.
+ *
+ * Each runs in two modes (docs/decisions/0035): `dedicated`, a worker per tab, runs every
+ * scenario; `shared`, one SharedWorker for the tabs of a database, runs the scenarios whose
+ * meaning does not change with the mode (admit, reload, two tabs, the big catch-up, the two-tab
+ * run, upgrade) and its own (a turn outlives the tab that started it, the tab that started the
+ * worker closing, the last tab closing mid-turn, a stuck shared worker), not the relaunch (storage, not workers) nor the fault
+ * injection (a page cannot terminate a shared worker); its two-tab run is a third as long.
+ * `CONTRACT_MODES=shared` runs one mode.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -22,10 +30,16 @@ export const FAULT_SEED = 20_261_201
 /** The two-tab run: its length, and when the second tab is closed and reopened. */
 const CHAOS_MS = Number(process.env.CONTRACT_CHAOS_MS ?? 30_000)
 
+export type WorkerMode = 'dedicated' | 'shared'
+const MODES = (process.env.CONTRACT_MODES ?? 'dedicated,shared')
+  .split(',')
+  .filter((mode): mode is WorkerMode => mode === 'dedicated' || mode === 'shared')
+
 const scripted = (wordDelayMs: number) => ({ kind: 'scripted' as const, seed: 3, wordDelayMs, toolRate: 0.3 })
 const hostDriven = { kind: 'none' as const }
 
 interface Features {
+  sharedWorker: boolean
   locks: boolean
   broadcastChannel: boolean
   indexedDB: boolean
@@ -163,10 +177,18 @@ const sum = (rounds: readonly FaultRound[], key: 'admitted' | 'acknowledged' | '
   rounds.reduce((total, r) => total + r[key], 0)
 
 export function contractSuite(kind: BrowserKind): void {
+  for (const mode of MODES) modeSuite(kind, mode)
+}
+
+function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
   const missing = kind.missing()
   if (missing) console.warn(`${kind.name}: the browser contract cannot run here: ${missing}`)
+  const dedicated = mode === 'dedicated'
+  /** A scenario of one mode only. */
+  const dedicatedTest = dedicated ? test : () => undefined
+  const sharedTest = dedicated ? () => undefined : test
 
-  describe.skipIf(missing !== undefined)(`browser contract in ${kind.name}`, () => {
+  describe.skipIf(missing !== undefined)(`browser contract in ${kind.name} (${mode} workers)`, () => {
     let server: { url: string; close(): Promise<unknown> } | undefined
     let browser: BrowserSession | undefined
     let profile = ''
@@ -198,7 +220,7 @@ export function contractSuite(kind: BrowserKind): void {
       tabs.delete(tab)
       await tab.close()
     }
-    const start = (tab: Tab, config: Record<string, unknown>) => tab.call('start', config)
+    const start = (tab: Tab, config: Record<string, unknown>) => tab.call('start', { ...config, mode })
 
     /**
      * `tab` once storage answers it again after a WebKit stall, whose page is closed by now.
@@ -234,6 +256,7 @@ export function contractSuite(kind: BrowserKind): void {
       features = await tab.call<Features>('features')
       console.log(`${kind.name}: ${features.userAgent}`)
       expect(features).toMatchObject({ indexedDB: true, locks: true, broadcastChannel: true })
+      if (!dedicated) expect(features.sharedWorker).toBe(true)
       // No browser here can shrink an origin's quota but Chromium (DevTools): said, not tested here.
       if (!features.storageEstimate) console.warn(`${kind.name}: navigator.storage.estimate is missing`)
     })
@@ -272,26 +295,29 @@ export function contractSuite(kind: BrowserKind): void {
       expect((await tab.call<Snapshot>('snapshot')).queued).toEqual([{ id: 'q-1', state: 'pending' }])
     })
 
-    test('a relaunched browser on the same profile shows the same transcript and pending input', async (context) => {
-      if (kind.name === 'webkit' && !(browser as { persistent?: boolean }).persistent) {
-        console.warn('webkit: stock MiniBrowser keeps IndexedDB in memory and python3-gi is missing')
-        context.skip()
-      }
-      const config = { dbName: 'contract-relaunch', sessionId: 's-relaunch', provider: hostDriven }
-      let tab = await open()
-      await start(tab, config)
-      await tab.call('appendTurns', { from: 1, count: 2 })
-      await tab.call('admit', { text: 'survives a relaunch', id: 'q-r', delivery: 'queue' })
-      await tab.call('waitHead', { seq: 16, ms: 5_000 })
-      const before = await tab.call<Digest>('digest')
-      await tab.call('stop') // let the worker finish; a relaunch is a clean quit
-      tabs.clear()
-      await browser!.relaunch()
-      tab = await open()
-      await start(tab, config)
-      expect(await tab.call<Digest>('digest')).toEqual(before)
-      expect((await tab.call<Snapshot>('snapshot')).queued).toEqual([{ id: 'q-r', state: 'pending' }])
-    })
+    dedicatedTest(
+      'a relaunched browser on the same profile shows the same transcript and pending input',
+      async (context) => {
+        if (kind.name === 'webkit' && !(browser as { persistent?: boolean }).persistent) {
+          console.warn('webkit: stock MiniBrowser keeps IndexedDB in memory and python3-gi is missing')
+          context.skip()
+        }
+        const config = { dbName: 'contract-relaunch', sessionId: 's-relaunch', provider: hostDriven }
+        let tab = await open()
+        await start(tab, config)
+        await tab.call('appendTurns', { from: 1, count: 2 })
+        await tab.call('admit', { text: 'survives a relaunch', id: 'q-r', delivery: 'queue' })
+        await tab.call('waitHead', { seq: 16, ms: 5_000 })
+        const before = await tab.call<Digest>('digest')
+        await tab.call('stop') // let the worker finish; a relaunch is a clean quit
+        tabs.clear()
+        await browser!.relaunch()
+        tab = await open()
+        await start(tab, config)
+        expect(await tab.call<Digest>('digest')).toEqual(before)
+        expect((await tab.call<Snapshot>('snapshot')).queued).toEqual([{ id: 'q-r', state: 'pending' }])
+      },
+    )
 
     test("two tabs: the other tab's view takes each commit in commit order within a second, without reloading", async () => {
       const config = { dbName: 'contract-two-tabs', sessionId: 's-two', provider: hostDriven }
@@ -321,66 +347,70 @@ export function contractSuite(kind: BrowserKind): void {
     })
 
     for (const loss of ['closes', 'loses its worker'] as const) {
-      test(`runner ownership passes through Web Locks to the other tab when the owner tab ${loss}`, async () => {
-        const config = {
-          dbName: `contract-owner-${loss === 'closes' ? 'close' : 'kill'}`,
-          sessionId: 's-owner',
-          provider: scripted(40),
-        }
-        const owner = await open()
-        await start(owner, config)
-        let heir = await open()
-        await start(heir, config)
-        await owner.call('admit', { text: 'a long answer, please', id: 'a-1', delivery: 'steer' })
-        // The owner's runner streams the turn; the heir's inputs wait for the lock.
-        await poll(
-          () => owner.call<Snapshot>('snapshot'),
-          (s) => s.rows.some((row) => row.role === 'assistant'),
-          20_000,
-          'the owner to stream',
-        )
-        await heir.call('monitorStorage', { dbName: config.dbName })
-        await heir.call('admit', { text: 'queued in the heir 1', id: 'b-1', delivery: 'queue' })
-        await heir.call('admit', { text: 'queued in the heir 2', id: 'b-2', delivery: 'queue' })
-        // Either way the owner's lock dies with its worker; a killed worker is replaced in its tab.
-        if (loss === 'closes') await close(owner)
-        else await owner.call('kill')
-        let stalled = false
-        try {
-          await heir.call('waitIdle', { ms: 60_000 })
-        } catch (error) {
-          // WebKit may leave the readwrite transaction a terminated worker had open alive for as
-          // long as its page lives: every connection of the origin, the heir's included, then
-          // waits for it. Only WebKit is allowed this; closing the owner tab should release it.
-          // Told by the heir's probes, each a read over every table from a fresh connection:
-          // one begun after the dead transaction waits for it whatever that transaction held.
-          if (loss === 'closes' || !(await storageStalled(heir, config.dbName))) throw error
-          stalled = true
-          console.log(
-            `${kind.name}: the database stalled after worker.terminate(); closing the owner tab (${error})`,
+      dedicatedTest(
+        `runner ownership passes through Web Locks to the other tab when the owner tab ${loss}`,
+        async () => {
+          const config = {
+            dbName: `contract-owner-${loss === 'closes' ? 'close' : 'kill'}`,
+            sessionId: 's-owner',
+            provider: scripted(40),
+          }
+          const owner = await open()
+          await start(owner, config)
+          let heir = await open()
+          await start(heir, config)
+          await owner.call('admit', { text: 'a long answer, please', id: 'a-1', delivery: 'steer' })
+          // The owner's runner streams the turn; the heir's inputs wait for the lock.
+          await poll(
+            () => owner.call<Snapshot>('snapshot'),
+            (s) => s.rows.some((row) => row.role === 'assistant'),
+            20_000,
+            'the owner to stream',
           )
-          expect(kind.name).toBe('webkit')
-          await close(owner)
-          const after = await afterStall(heir, config.dbName, 'hand-over')
-          heir = after.tab
-          if (after.relaunched) await start(heir, config)
-          await heir.call('waitIdle', { ms: 60_000 })
-        }
-        const report = await heir.call<AuditReport>('audit')
-        expect(report.problems).toEqual([])
-        expect([...report.promoted].sort()).toEqual(['a-1', 'b-1', 'b-2'])
-        expect(report.pending).toEqual([])
-        const log = await heir.call<{ events: { type: string; data: { reason?: string } }[] }>('log')
-        const ends = log.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
-        console.log(`${kind.name}: turn ends after the owner tab ${loss}: ${ends.join(', ')}`)
-        expect(ends.length).toBeGreaterThanOrEqual(3)
-        if (loss === 'loses its worker' && !stalled) {
-          // The owner tab's fresh worker serves its view again, and it shows what the heir ran.
-          await owner.call('waitHead', { seq: report.headSeq, ms: 20_000 })
-          expect((await owner.call<AuditReport>('audit')).problems).toEqual([])
-        }
-        // Room for a WebKit stall: the failed wait, and a relaunch if closing the owner is not enough.
-      }, 360_000)
+          await heir.call('monitorStorage', { dbName: config.dbName })
+          await heir.call('admit', { text: 'queued in the heir 1', id: 'b-1', delivery: 'queue' })
+          await heir.call('admit', { text: 'queued in the heir 2', id: 'b-2', delivery: 'queue' })
+          // Either way the owner's lock dies with its worker; a killed worker is replaced in its tab.
+          if (loss === 'closes') await close(owner)
+          else await owner.call('kill')
+          let stalled = false
+          try {
+            await heir.call('waitIdle', { ms: 60_000 })
+          } catch (error) {
+            // WebKit may leave the readwrite transaction a terminated worker had open alive for as
+            // long as its page lives: every connection of the origin, the heir's included, then
+            // waits for it. Only WebKit is allowed this; closing the owner tab should release it.
+            // Told by the heir's probes, each a read over every table from a fresh connection:
+            // one begun after the dead transaction waits for it whatever that transaction held.
+            if (loss === 'closes' || !(await storageStalled(heir, config.dbName))) throw error
+            stalled = true
+            console.log(
+              `${kind.name}: the database stalled after worker.terminate(); closing the owner tab (${error})`,
+            )
+            expect(kind.name).toBe('webkit')
+            await close(owner)
+            const after = await afterStall(heir, config.dbName, 'hand-over')
+            heir = after.tab
+            if (after.relaunched) await start(heir, config)
+            await heir.call('waitIdle', { ms: 60_000 })
+          }
+          const report = await heir.call<AuditReport>('audit')
+          expect(report.problems).toEqual([])
+          expect([...report.promoted].sort()).toEqual(['a-1', 'b-1', 'b-2'])
+          expect(report.pending).toEqual([])
+          const log = await heir.call<{ events: { type: string; data: { reason?: string } }[] }>('log')
+          const ends = log.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
+          console.log(`${kind.name}: turn ends after the owner tab ${loss}: ${ends.join(', ')}`)
+          expect(ends.length).toBeGreaterThanOrEqual(3)
+          if (loss === 'loses its worker' && !stalled) {
+            // The owner tab's fresh worker serves its view again, and it shows what the heir ran.
+            await owner.call('waitHead', { seq: report.headSeq, ms: 20_000 })
+            expect((await owner.call<AuditReport>('audit')).problems).toEqual([])
+          }
+          // Room for a WebKit stall: the failed wait, and a relaunch if closing the owner is not enough.
+        },
+        360_000,
+      )
     }
 
     test("a catch-up larger than the 2,000-event reset limit converges in the other tab's view", async () => {
@@ -399,82 +429,241 @@ export function contractSuite(kind: BrowserKind): void {
       expect((await reader.call<AuditReport>('audit')).problems).toEqual([])
     })
 
-    test(`fault injection: ${FAULT_ROUNDS} rounds of worker.terminate() mid-stream lose nothing acknowledged`, async () => {
-      const config = {
-        dbName: 'contract-faults',
-        sessionId: 's-faults',
-        provider: scripted(3),
-        heartbeatMs: 100,
-        heartbeatTimeoutMs: 1_000,
-      }
-      let tab = await open()
-      await start(tab, config)
-      await tab.call('monitorStorage', { dbName: config.dbName })
-      const rounds: FaultRound[] = []
-      const acknowledged: string[] = []
-      const stalls: number[] = []
-      let workers = 0
-      for (let round = 1; round <= FAULT_ROUNDS; round++) {
-        try {
-          rounds.push(await tab.call<FaultRound>('faultRound', { seed: FAULT_SEED, round, ms: 60_000 }))
-        } catch (error) {
-          // The WebKit stall (see the hand-over scenario): the killed worker's transaction holds
-          // the database until its page goes away. Only WebKit may do this; the page is closed,
-          // a fresh one opened on the same database, and what the old one had acknowledged must
-          // all be in the log it serves.
-          if (!(await storageStalled(tab, config.dbName))) throw error
-          console.log(
-            `${kind.name}: round ${round}: the database stalled after worker.terminate() (${error})`,
-          )
-          expect(kind.name).toBe('webkit')
-          stalls.push(round)
-          acknowledged.push(...(await tab.call<Received>('received')).acknowledged)
-          workers += await tab.call<number>('workers')
-          // The fresh tab opens first: closing a driver's last window only leaves the page, and
-          // WebKit may keep a page it left (its workers' transactions too) in its page cache.
-          const fresh = await open()
-          await close(tab)
-          tab = (await afterStall(fresh, config.dbName, `round ${round}`)).tab
-          await start(tab, config)
-          await tab.call('monitorStorage', { dbName: config.dbName })
+    dedicatedTest(
+      `fault injection: ${FAULT_ROUNDS} rounds of worker.terminate() mid-stream lose nothing acknowledged`,
+      async () => {
+        const config = {
+          dbName: 'contract-faults',
+          sessionId: 's-faults',
+          provider: scripted(3),
+          heartbeatMs: 100,
+          heartbeatTimeoutMs: 1_000,
+        }
+        let tab = await open()
+        await start(tab, config)
+        await tab.call('monitorStorage', { dbName: config.dbName })
+        const rounds: FaultRound[] = []
+        const acknowledged: string[] = []
+        const stalls: number[] = []
+        let workers = 0
+        for (let round = 1; round <= FAULT_ROUNDS; round++) {
+          try {
+            rounds.push(await tab.call<FaultRound>('faultRound', { seed: FAULT_SEED, round, ms: 60_000 }))
+          } catch (error) {
+            // The WebKit stall (see the hand-over scenario): the killed worker's transaction holds
+            // the database until its page goes away. Only WebKit may do this; the page is closed,
+            // a fresh one opened on the same database, and what the old one had acknowledged must
+            // all be in the log it serves.
+            if (!(await storageStalled(tab, config.dbName))) throw error
+            console.log(
+              `${kind.name}: round ${round}: the database stalled after worker.terminate() (${error})`,
+            )
+            expect(kind.name).toBe('webkit')
+            stalls.push(round)
+            acknowledged.push(...(await tab.call<Received>('received')).acknowledged)
+            workers += await tab.call<number>('workers')
+            // The fresh tab opens first: closing a driver's last window only leaves the page, and
+            // WebKit may keep a page it left (its workers' transactions too) in its page cache.
+            const fresh = await open()
+            await close(tab)
+            tab = (await afterStall(fresh, config.dbName, `round ${round}`)).tab
+            await start(tab, config)
+            await tab.call('monitorStorage', { dbName: config.dbName })
+          }
+        }
+        const table = faultTable(kind.name, rounds)
+        console.log(table)
+        await writeArtifact(`faults-${kind.name}.md`, table)
+        await writeArtifact(`faults-${kind.name}.json`, `${JSON.stringify({ rounds, stalls }, null, 2)}\n`)
+        expect(rounds.flatMap((r) => r.problems.map((p) => `round ${r.round}: ${p}`))).toEqual([])
+        expect(sum(rounds, 'lost')).toBe(0)
+        expect(sum(rounds, 'failed')).toBe(0)
+        // Across every page this database served: each acknowledged admit is in the log once.
+        await tab.call('waitIdle', { ms: 60_000 })
+        acknowledged.push(...(await tab.call<Received>('received')).acknowledged)
+        const log = await tab.call<{
+          events: { type: string; data: { inputId?: string } }[]
+          pending: string[]
+        }>('log')
+        const promoted = log.events.flatMap((e) => (e.type === 'user/message' ? [e.data.inputId!] : []))
+        expect(new Set(promoted).size).toBe(promoted.length)
+        const present = new Set([...promoted, ...log.pending])
+        expect(acknowledged.filter((id) => !present.has(id))).toEqual([])
+        expect(acknowledged.length).toBeGreaterThanOrEqual(sum(rounds, 'acknowledged'))
+        // One fresh worker per kill; more only if a fresh one was wedged and replaced too (said here).
+        workers += await tab.call<number>('workers')
+        console.log(
+          `${kind.name}: ${workers} workers started for ${FAULT_ROUNDS} kills on ${stalls.length + 1} pages`,
+        )
+        expect(workers).toBeGreaterThanOrEqual(rounds.length + stalls.length + 1)
+      },
+      450_000,
+    )
+
+    sharedTest(
+      'a turn outlives the tab that started it: the one runner lives in the shared worker, and another tab sees it complete',
+      async () => {
+        const config = { dbName: 'contract-outlives', sessionId: 's-outlives', provider: scripted(40) }
+        // The other tab starts the shared worker: the tab that closes only started the turn (see
+        // the next scenario for the tab that started the worker).
+        const other = await open()
+        await start(other, config)
+        const owner = await open()
+        await start(owner, config)
+        await owner.call('admit', { text: 'a long answer, please', id: 'a-1', delivery: 'steer' })
+        await poll(
+          () => other.call<Snapshot>('snapshot'),
+          (s) => s.rows.some((row) => row.role === 'assistant'),
+          20_000,
+          'the other tab to show the answer streaming',
+        )
+        await other.call('admit', { text: 'queued in the other tab', id: 'b-1', delivery: 'queue' })
+        await close(owner)
+        await other.call('waitIdle', { ms: 60_000 })
+        const report = await other.call<AuditReport>('audit')
+        expect(report.problems).toEqual([])
+        expect([...report.promoted].sort()).toEqual(['a-1', 'b-1'])
+        const log = await other.call<{ events: { type: string; data: { reason?: string } }[] }>('log')
+        const ends = log.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
+        // Nobody took over: the turn the closed tab started ran to its end in the shared worker.
+        expect(ends).toEqual(['completed', 'completed'])
+      },
+      180_000,
+    )
+
+    sharedTest('the tab that started the shared worker closes: the other tab is served on', async () => {
+      const config = { dbName: 'contract-first-closes', sessionId: 's-first', provider: hostDriven }
+      const first = await open()
+      await start(first, config)
+      const second = await open()
+      await start(second, config)
+      await first.call('appendTurns', { from: 1, count: 1 })
+      await second.call('waitHead', { seq: 8, ms: 10_000 })
+      const before = await second.call<number>('workers')
+      await close(first)
+      // The second tab's calls may meet a worker that went away with the first tab (they then
+      // reject worker_gone while the client starts a fresh one): each is tried until it answers.
+      const retried = async <T>(run: () => Promise<T>, what: string): Promise<T> => {
+        const deadline = Date.now() + 30_000
+        for (;;) {
+          try {
+            return await run()
+          } catch (error) {
+            if (Date.now() > deadline || !String(error).includes('worker_gone')) throw error
+            console.log(`${kind.name}: ${what}: ${String(error)}; trying again`)
+            await sleep(200)
+          }
         }
       }
-      const table = faultTable(kind.name, rounds)
-      console.log(table)
-      await writeArtifact(`faults-${kind.name}.md`, table)
-      await writeArtifact(`faults-${kind.name}.json`, `${JSON.stringify({ rounds, stalls }, null, 2)}\n`)
-      expect(rounds.flatMap((r) => r.problems.map((p) => `round ${r.round}: ${p}`))).toEqual([])
-      expect(sum(rounds, 'lost')).toBe(0)
-      expect(sum(rounds, 'failed')).toBe(0)
-      // Across every page this database served: each acknowledged admit is in the log once.
-      await tab.call('waitIdle', { ms: 60_000 })
-      acknowledged.push(...(await tab.call<Received>('received')).acknowledged)
-      const log = await tab.call<{
-        events: { type: string; data: { inputId?: string } }[]
-        pending: string[]
-      }>('log')
-      const promoted = log.events.flatMap((e) => (e.type === 'user/message' ? [e.data.inputId!] : []))
-      expect(new Set(promoted).size).toBe(promoted.length)
-      const present = new Set([...promoted, ...log.pending])
-      expect(acknowledged.filter((id) => !present.has(id))).toEqual([])
-      expect(acknowledged.length).toBeGreaterThanOrEqual(sum(rounds, 'acknowledged'))
-      // One fresh worker per kill; more only if a fresh one was wedged and replaced too (said here).
-      workers += await tab.call<number>('workers')
-      console.log(
-        `${kind.name}: ${workers} workers started for ${FAULT_ROUNDS} kills on ${stalls.length + 1} pages`,
+      await sleep(3_000) // longer than the page's heartbeat timeout: a lost worker is noticed
+      const { headSeq } = await retried(
+        () => second.call<{ headSeq: number }>('appendTurns', { from: 2, count: 1 }),
+        'append after the first tab closed',
       )
-      expect(workers).toBeGreaterThanOrEqual(rounds.length + stalls.length + 1)
-    }, 450_000)
+      await second.call('waitHead', { seq: headSeq, ms: 20_000 })
+      const after = await second.call<number>('workers')
+      console.log(
+        `${kind.name}: the tab that started the shared worker closed; the other tab started ${after - before} worker(s) since`,
+      )
+      expect((await second.call<AuditReport>('audit')).problems).toEqual([])
+      // WebKitGTK 2.50 ends a shared worker with the tab that started it (in each of three runs
+      // here); the other tab's client then starts a fresh one. Chromium and Firefox keep it.
+      if (kind.name !== 'webkit') expect(after - before).toBe(0)
+    })
 
-    test(`two tabs for ${CHAOS_MS / 1000} s admit, cancel, edit and promote in one session (one tab closed and reopened): views converge`, async () => {
+    sharedTest(
+      'the last tab closing mid-turn: a tab opened later finds the turn ended and runs what was queued behind it',
+      async () => {
+        const config = { dbName: 'contract-last-tab', sessionId: 's-last', provider: scripted(40) }
+        const only = await open()
+        await start(only, config)
+        await only.call('admit', { text: 'a long answer, please', id: 'l-1', delivery: 'steer' })
+        await only.call('admit', { text: 'queued behind it', id: 'l-2', delivery: 'queue' })
+        await poll(
+          () => only.call<Snapshot>('snapshot'),
+          (s) => s.rows.some((row) => row.role === 'assistant'),
+          20_000,
+          'the answer to stream',
+        )
+        await close(only)
+        const next = await open()
+        await start(next, config)
+        await next.call('waitIdle', { ms: 60_000 })
+        const report = await next.call<AuditReport>('audit')
+        expect(report.problems).toEqual([])
+        expect([...report.promoted].sort()).toEqual(['l-1', 'l-2'])
+        const log = await next.call<{ events: { type: string; data: { reason?: string } }[] }>('log')
+        const ends = log.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
+        // `interrupted`: the browser ended the worker with its last tab, and the next engine took the
+        // turn over; `completed`: the browser kept the worker (or the page) a while and it finished.
+        console.log(`${kind.name}: turn ends after the last tab closed mid-turn: ${ends.join(', ')}`)
+        expect(ends).toHaveLength(2)
+        expect(['interrupted', 'completed']).toContain(ends[0])
+        expect(ends[1]).toBe('completed')
+      },
+      180_000,
+    )
+
+    sharedTest(
+      'a stuck shared worker, which no page can terminate: every tab moves to a fresh one and hears the others there',
+      async () => {
+        const config = {
+          dbName: 'contract-stuck',
+          sessionId: 's-stuck',
+          provider: hostDriven,
+          heartbeatMs: 100,
+          heartbeatTimeoutMs: 1_000,
+          startTimeoutMs: 3_000,
+        }
+        const a = await open()
+        await start(a, config)
+        const b = await open()
+        await start(b, config)
+        const before = await a.call<string>('sharedWorker')
+        expect(await b.call<string>('sharedWorker')).toBe(before)
+        await a.call('appendTurns', { from: 1, count: 1 })
+        await b.call('waitHead', { seq: 8, ms: 10_000 })
+        const stuckAt = Date.now()
+        await a.call('makeStuck')
+        // Each tab misses its heartbeat, tries the same name once more (the same stuck worker, which
+        // never answers), then moves to the next name.
+        const moved = (tab: Tab) =>
+          poll(
+            async () => ({
+              name: await tab.call<string>('sharedWorker'),
+              status: (await tab.call<Snapshot>('snapshot')).status,
+            }),
+            ({ name, status }) => name !== before && status === 'ready',
+            60_000,
+            'the tab to move to a fresh shared worker',
+          )
+        const [movedA, movedB] = [await moved(a), await moved(b)]
+        console.log(
+          `${kind.name}: both tabs on a fresh shared worker ${Date.now() - stuckAt} ms after it got stuck`,
+        )
+        expect(movedB.name).toBe(movedA.name)
+        const { headSeq } = await a.call<{ headSeq: number }>('appendTurns', { from: 2, count: 1 })
+        await b.call('waitHead', { seq: headSeq, ms: 10_000 })
+        expect(sameTail(await b.call<Digest>('digest'), await a.call<Digest>('digest'))).toBe(true)
+        // A tab opened now goes to the fresh worker at once.
+        const c = await open()
+        await start(c, config)
+        expect(await c.call<string>('sharedWorker')).toBe(movedA.name)
+      },
+      180_000,
+    )
+
+    // A third as long with a shared worker: the same run, kept short for CI's time.
+    const chaosMs = dedicated ? CHAOS_MS : Math.round(CHAOS_MS / 3)
+    test(`two tabs for ${chaosMs / 1000} s admit, cancel, edit and promote in one session (one tab closed and reopened): views converge`, async () => {
       const config = { dbName: 'contract-chaos', sessionId: 's-chaos', provider: scripted(2) }
-      const half = Math.floor(CHAOS_MS / 2)
+      const half = Math.floor(chaosMs / 2)
       const first = await open()
       await start(first, config)
       let second = await open()
       await start(second, config)
       const began = Date.now()
-      await first.call('startChaos', { seed: 1, durationMs: CHAOS_MS, tag: 'A' })
+      await first.call('startChaos', { seed: 1, durationMs: chaosMs, tag: 'A' })
       await second.call('startChaos', { seed: 2, durationMs: half, tag: 'B' })
       const received: Received[] = []
       const statuses: ChaosStatus[] = []
@@ -485,12 +674,12 @@ export function contractSuite(kind: BrowserKind): void {
       await close(second)
       second = await open()
       await start(second, config)
-      await second.call('startChaos', { seed: 3, durationMs: CHAOS_MS - (Date.now() - began), tag: 'C' })
+      await second.call('startChaos', { seed: 3, durationMs: chaosMs - (Date.now() - began), tag: 'C' })
       const done = (tab: Tab) =>
         poll(
           () => tab.call<ChaosStatus>('chaosStatus'),
           (s) => s.done || s.error !== undefined,
-          CHAOS_MS + 60_000,
+          chaosMs + 60_000,
           'the run to end',
         )
       const [a, c] = [await done(first), await done(second)]
@@ -543,7 +732,7 @@ export function contractSuite(kind: BrowserKind): void {
       )
       const summary = {
         browser: kind.name,
-        durationMs: CHAOS_MS,
+        durationMs: chaosMs,
         ops,
         seqs: converged.report.headSeq,
         promoted: promoted.length,

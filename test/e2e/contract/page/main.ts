@@ -6,6 +6,7 @@
  */
 import { connect } from '../../../../src/client/connect'
 import type { SessionlineClient, SessionView, TimelineSnapshot } from '../../../../src/client/types'
+import { sharedOrDedicated } from '../../../../src/client/worker-choice'
 import { isSessionlineError } from '../../../../src/schema/errors'
 import type { SessionEvent } from '../../../../src/schema/events'
 import type { InputReceipt } from '../../../../src/schema/inputs'
@@ -21,7 +22,10 @@ interface StartConfig {
   heartbeatMs?: number
   heartbeatTimeoutMs?: number
   timeoutMs?: number
+  startTimeoutMs?: number
   tail?: number
+  /** A dedicated worker per tab (default), or one shared worker for every tab of the database. */
+  mode?: 'dedicated' | 'shared'
 }
 
 interface Trace {
@@ -34,6 +38,8 @@ let client: SessionlineClient | undefined
 let view: SessionView | undefined
 let sessionId = ''
 let worker: Worker | undefined
+/** The name of the shared worker this tab talks to now (shared mode). */
+let sharedName: string | undefined
 let workersStarted = 0
 const traces: Trace[] = []
 /** Per watched key: the kind of its row in every snapshot since `watchKey` ('none' when absent). */
@@ -377,6 +383,7 @@ function monitorStorage(dbName: string): void {
 
 const api: Record<string, (args: never) => unknown> = {
   features: () => ({
+    sharedWorker: typeof SharedWorker === 'function',
     locks: typeof navigator.locks?.request === 'function',
     broadcastChannel: typeof BroadcastChannel === 'function',
     indexedDB: typeof indexedDB !== 'undefined',
@@ -387,16 +394,29 @@ const api: Record<string, (args: never) => unknown> = {
   async start(config: StartConfig) {
     sessionId = config.sessionId
     const workerName = JSON.stringify({ dbName: config.dbName, provider: config.provider })
+    const mode = config.mode ?? 'dedicated'
+    if (mode === 'shared' && typeof SharedWorker !== 'function')
+      throw new Error('this browser has no SharedWorker')
     client = connect(
-      () => {
-        workersStarted++
-        worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: workerName })
-        return worker
-      },
+      sharedOrDedicated({
+        name: workerName,
+        prefer: mode,
+        shared(name) {
+          workersStarted++
+          sharedName = name
+          return new SharedWorker(new URL('./worker.ts', import.meta.url), { type: 'module', name })
+        },
+        dedicated() {
+          workersStarted++
+          worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: workerName })
+          return worker
+        },
+      }),
       {
         timeoutMs: config.timeoutMs ?? 30_000,
         heartbeatMs: config.heartbeatMs ?? 200,
         heartbeatTimeoutMs: config.heartbeatTimeoutMs ?? 2_000,
+        startTimeoutMs: config.startTimeoutMs,
         maxRestarts: 5,
       },
     )
@@ -442,6 +462,15 @@ const api: Record<string, (args: never) => unknown> = {
     return { at: Date.now(), workersStarted }
   },
   workers: () => workersStarted,
+  /** Shared mode: the name of the shared worker this tab talks to now. */
+  sharedWorker: () => sharedName ?? null,
+  /** Shared mode: makes the shared worker this tab talks to stuck (see worker.ts). */
+  makeStuck() {
+    const channel = new BroadcastChannel('contract-stuck')
+    channel.postMessage(need(sharedName, 'shared worker'))
+    channel.close()
+    return true
+  },
   /**
    * Whether the database answers a fresh connection of this page (opened here, not in the
    * worker) with a read of all its tables within `ms`: false when a transaction of some
