@@ -30,6 +30,11 @@ export interface RunnerOptions {
 
 const DEFAULT_MAX_STEPS = 24
 const DEFAULT_FLUSH_MS = 50
+/**
+ * How often a Stop for another engine's turn is said again while it waits for that turn's lock:
+ * a runner that took the lock just before it listened has missed the first request.
+ */
+const STOP_REPEAT_MS = 250
 
 /** What stopped a turn from outside: the user (`interrupt`) or the engine closing. */
 type StopReason = 'interrupt' | 'close'
@@ -60,6 +65,8 @@ interface SessionDriver {
 interface RunningTurn {
   /** Aborts every step and tool of the turn. */
   readonly control: AbortController
+  /** The turn's number once it is open (a stop from another engine names the turn it saw). */
+  number: number | null
   /** Resolves once the turn is over (its `turn/end` written or given up), or was never opened. */
   readonly ended: Promise<void>
 }
@@ -84,6 +91,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   const deferredRecovery = new Set<string>()
   const closing = new AbortController()
   let closed = false
+  /** Listening to other engines' Stop requests, from the first time this runner took a lock. */
+  let stopRequests: (() => void) | undefined
 
   function use(choice: ProviderConfig | ModelProvider | undefined): void {
     if (typeof choice === 'function') {
@@ -148,6 +157,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         options.locks,
       )
       if (!lock) return
+      // Whoever holds a session's lock hears the Stop pressed in other engines.
+      stopRequests ??= host.onStopRequest(stopRequested)
       try {
         await runWhileWork(driver)
       } finally {
@@ -169,7 +180,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       // promoted open aborts this control, and each phase below looks at it after its await.
       const control = new AbortController()
       let markEnded!: () => void
-      driver.turn = { control, ended: new Promise((resolve) => (markEnded = resolve)) }
+      driver.turn = { control, number: null, ended: new Promise((resolve) => (markEnded = resolve)) }
       try {
         const state = await host.turnState(sessionId)
         if (control.signal.aborted) return
@@ -186,6 +197,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         // ends that turn at once: runTurn looks at the signal before its first step).
         const [first] = await engine.promote(sessionId, 'settled')
         if (!first) return
+        driver.turn.number = first.turn
         await runTurn(driver, first.turn, setup, control)
       } finally {
         driver.turn = null
@@ -279,6 +291,46 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     return pending.some((input) => input.admittedAt > last.at)
   }
 
+  /** Another engine asks to stop turn `turn`: when it is the one running here, stop it as `interrupt` does. */
+  function stopRequested(sessionId: string, turn: number): void {
+    const driver = drivers.get(sessionId)
+    if (closed || !driver?.turn || driver.turn.number !== turn) return
+    driver.paused = true
+    driver.turn.control.abort('interrupt' satisfies StopReason)
+  }
+
+  /**
+   * Stops the session's open turn when another engine's runner runs it, or nobody does: asks the
+   * lock holder (repeating until the lock is free), then takes the lock and ends the turn
+   * `aborted` if it is still open (its runner is gone). Resolves once that turn is over. Without
+   * a provider, the host may be writing the turn itself: the request is sent, nothing closed.
+   */
+  async function stopElsewhere(sessionId: string): Promise<void> {
+    const { openTurn } = await host.turnState(sessionId)
+    if (openTurn === null || closed) return
+    host.requestStop(sessionId, openTurn)
+    if (!provider) return
+    const repeat = setInterval(() => host.requestStop(sessionId, openTurn), STOP_REPEAT_MS)
+    ;(repeat as { unref?: () => void }).unref?.()
+    try {
+      const lock = await acquireLock(
+        runnerLockName(lockScope, sessionId),
+        { wait: true, signal: closing.signal },
+        options.locks,
+      )
+      if (!lock) return
+      clearInterval(repeat)
+      try {
+        const state = await host.turnState(sessionId)
+        if (state.openTurn === openTurn) await closeOrphanTurn(sessionId, state, 'aborted')
+      } finally {
+        await lock.release()
+      }
+    } finally {
+      clearInterval(repeat)
+    }
+  }
+
   /** Closes what a runner that is gone left open, then runs its pending input (see `Runner.recover`). */
   async function takeOver(sessionId: string): Promise<void> {
     await recoverOrphan(sessionId, 'interrupted')
@@ -311,10 +363,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         await driver.turn.ended
         return
       }
-      // Between turns (or waiting for another runner's lock): pausing is enough.
-      if (driver.loop) return
-      // Not ours: end an orphaned turn (no live runner holds its lock) unless the host drives turns.
-      if (provider) await recoverOrphan(sessionId, 'aborted')
+      // No turn runs here: the open turn, if any, is another engine's, or nobody's.
+      await stopElsewhere(sessionId)
     },
 
     async recover(sessionId) {
@@ -332,6 +382,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       if (closed) return
       closed = true
       unsubscribe()
+      stopRequests?.()
       closing.abort()
       const loops: Promise<void>[] = []
       for (const driver of drivers.values()) {
