@@ -42,16 +42,30 @@ export function createRecovery(host: RunnerHost, lockScope: string, locks?: Lock
     }
   }
 
-  /** Closes an orphaned open turn if this runner can take the session's lock (no live runner owns it). */
-  async function recoverOrphan(sessionId: string, reason: TurnEndReason): Promise<void> {
-    const lock = await acquireLock(runnerLockName(lockScope, sessionId), { wait: false }, locks)
-    if (!lock) return
+  /**
+   * Closes an orphaned open turn once this runner holds the session's lock (no live runner owns
+   * it then). Without `signal`, only if the lock is free now; with it, waiting for the lock (an
+   * heir: the holder's turn is orphaned the moment its tab dies) until `signal` aborts. Answers
+   * whether it got the lock.
+   */
+  async function recoverOrphan(
+    sessionId: string,
+    reason: TurnEndReason,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    const lock = await acquireLock(
+      runnerLockName(lockScope, sessionId),
+      signal ? { wait: true, signal } : { wait: false },
+      locks,
+    )
+    if (!lock) return false
     try {
       const state = await host.turnState(sessionId)
       if (state.openTurn !== null) await closeOrphanTurn(sessionId, state, reason)
     } finally {
       await lock.release()
     }
+    return true
   }
 
   return { closeOrphanTurn, recoverOrphan }

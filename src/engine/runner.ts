@@ -89,6 +89,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   const drivers = new Map<string, SessionDriver>()
   /** Sessions that wait for a provider to be configured before they are recovered. */
   const deferredRecovery = new Set<string>()
+  /** Sessions whose lock this runner waits on as heir of the runner that holds it. */
+  const heirs = new Set<string>()
   const closing = new AbortController()
   let closed = false
   /** Listening to other engines' Stop requests, from the first time this runner took a lock. */
@@ -331,9 +333,37 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     }
   }
 
-  /** Closes what a runner that is gone left open, then runs its pending input (see `Runner.recover`). */
+  /**
+   * Closes what a runner that is gone left open, then runs its pending input (see
+   * `Runner.recover`). When another runner holds the session's lock, answers at once and waits
+   * for the lock as its heir (`inherit`).
+   */
   async function takeOver(sessionId: string): Promise<void> {
-    await recoverOrphan(sessionId, 'interrupted')
+    if (await recoverOrphan(sessionId, 'interrupted')) await runLeftInput(sessionId)
+    else
+      void inherit(sessionId).catch((error: unknown) =>
+        report(asSessionlineError(error, 'internal'), sessionId),
+      )
+  }
+
+  /**
+   * Waits for the lock of a session another runner drives (once per session at a time): that
+   * runner gives it back when it goes idle, or its tab dies with the turn still open, which is
+   * then closed here as `interrupted` and its pending input run.
+   */
+  async function inherit(sessionId: string): Promise<void> {
+    if (heirs.has(sessionId)) return
+    heirs.add(sessionId)
+    try {
+      if (!(await recoverOrphan(sessionId, 'interrupted', closing.signal))) return
+    } finally {
+      heirs.delete(sessionId)
+    }
+    await runLeftInput(sessionId)
+  }
+
+  /** After a takeover: runs the pending input the runner that is gone had accepted. */
+  async function runLeftInput(sessionId: string): Promise<void> {
     if (closed || (await engine.pending(sessionId)).length === 0) return
     const driver = driverOf(sessionId)
     if (driver.loop || driver.paused) return

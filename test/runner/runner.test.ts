@@ -668,8 +668,9 @@ describe('createRunner on an engine host', () => {
       const holder = (await acquireLock(runnerLockName(dbName, sessionId), { wait: false }, locks))!
       await runner.recover(sessionId)
       expect((await host.turnState(sessionId)).openTurn).toBe(1)
+      // It waits on the lock meanwhile, as the holder's heir: no second recover is needed.
       await holder.release()
-      await runner.recover(sessionId)
+      await untilEvent(engine, sessionId, 'turn/end')
       expect(await host.turnState(sessionId)).toMatchObject({ openTurn: null, lastTurn: 1 })
       expect((await allEvents(engine, sessionId)).at(-1)).toMatchObject({
         type: 'turn/end',

@@ -35,9 +35,11 @@ export interface CatchUpDeps {
   loader: Loader
   publisher: Publisher
   isClosed(): boolean
+  /** The cache took another engine's commits (a turn may have opened that a runner here must inherit). */
+  caughtUp?(entry: Entry): void
 }
 
-export function createCatchUp({ db, entries, loader, publisher, isClosed }: CatchUpDeps) {
+export function createCatchUp({ db, entries, loader, publisher, isClosed, caughtUp }: CatchUpDeps) {
   const { foldsFrom, loadSnapshot } = loader
   const { advance, removeEntry } = publisher
 
@@ -110,6 +112,7 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed }: Catc
         { row, folds, pending: samePending ? base.pending : read.pending },
         { events: read.events, rows, inputs: [...changed.values()].sort((a, b) => a.seq - b.seq), reset },
       )
+      caughtUp?.(entry)
       return
     }
   }

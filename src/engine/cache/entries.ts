@@ -44,8 +44,10 @@ export interface Entry {
   queuedCatchUp?: Promise<void>
   /** A watch's first load in progress (see `watch` and `page` in engine.ts). */
   opening?: Promise<void>
-  /** The runner was asked to recover this session (once per entry). */
+  /** The runner was asked to recover this session (once per entry, when it loads unfinished). */
   recovered: boolean
+  /** The open turn the runner was last asked to inherit after another engine's commits. */
+  inheritedTurn?: number
   /** Calls running on this entry (`use`): while any holds it, it is never evicted. */
   holders: number
   /** Evicts the entry once it has been idle (no holder, no listener) for IDLE_EVICT_MS. */
