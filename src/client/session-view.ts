@@ -353,6 +353,8 @@ export function createSessionView(
       return
     }
     if (change.reset) {
+      // The receipts a reset carries count as any change's do (the reload's read replaces them).
+      for (const receipt of change.inputs) if (receipt.sessionId === sessionId) inbox.applyReceipt(receipt)
       void reload()
       return
     }
@@ -396,6 +398,8 @@ export function createSessionView(
       // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
       const floor = openingFloor
       openingFloor = undefined
+      // What the engine reported before the read left: the read replaces that, not adds to it.
+      const reported = inbox.reportedIds()
       const reads = Promise.all([firstRows(floor), engine.pending(sessionId), engine.outline(sessionId)])
       if (watching) {
         // A failed watch fails the reads too; only the watch's error is reported.
@@ -412,7 +416,7 @@ export function createSessionView(
       if (disposed || gen !== generation) return
       window = windowFromTail(page, filter, floor)
       settleUserRows(page.messages)
-      for (const receipt of pending) inbox.applyReceipt(receipt)
+      inbox.replacePending(pending, reported)
       setOutline(slice.entries, slice.start, slice.headSeq)
       status = 'ready'
       error = undefined
