@@ -5,11 +5,14 @@
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { afterEach, describe, expect, test } from 'vitest'
 import { connect } from '../../src/client/connect'
+import { createSessionView, type ViewEngine } from '../../src/client/session-view'
 import type { SessionlineClient } from '../../src/client/types'
 import { createEngine } from '../../src/engine/engine'
 import type { Engine } from '../../src/engine/types'
 import type { SessionEvent } from '../../src/schema/events'
+import type { MessagePage } from '../../src/schema/requests'
 import { immediateSchedule } from '../support/engines'
+import { createSignal } from '../support/feed'
 import { openPage, type Page, turnEvents, until } from './harness'
 import { createFleet, type Fleet, witness } from './mortal-workers'
 
@@ -71,5 +74,68 @@ describe('a view while another tab writes', () => {
     // Before the fix: ['q1'], the reload ran before the change's receipts were applied.
     expect(trayOf(view)).toEqual([])
     expect(shown.rows.at(-1)?.key).toBe('a-251')
+  })
+
+  test("a row read again lands after the row's final version and leaves it final", async () => {
+    page = await openPage()
+    const { client, engine } = page
+    const { id } = await client.createSession({ id: 's' })
+    await engine.append(id, [
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'step/start', data: { turn: 1, step: 1 } },
+      { type: 'assistant/start', data: { messageId: 'a', turn: 1, step: 1 } },
+      { type: 'assistant/delta', data: { messageId: 'a', text: 'one ' } },
+    ])
+    // Over the real channel, but one push of appends is lost (the view then holds a version the
+    // next append does not continue) and the answer of the row's re-read is held back.
+    let dropped = 0
+    const held: Array<() => void> = []
+    const asked = createSignal()
+    const slow: ViewEngine = {
+      ...client,
+      watch: (sessionId, listener, options) =>
+        client.watch(
+          sessionId,
+          (change) => {
+            if (change.appends?.length && dropped++ === 0) return
+            listener(change)
+          },
+          options,
+        ),
+      page: async (sessionId, request) => {
+        const answer = await client.page(sessionId, request)
+        if (request?.limit !== 1) return answer
+        return new Promise<MessagePage>((resolve) => {
+          held.push(() => resolve(answer))
+          asked.notify()
+        })
+      },
+    }
+    const view = createSessionView(slow, id)
+    await until(view, (s) => s.status === 'ready')
+    const answer = () => {
+      const row = view.getSnapshot().rows.find((r) => r.kind === 'message' && r.message.id === 'a')
+      return row?.kind === 'message' ? row.message : undefined
+    }
+    // The first push after the view's read carries the row whole, the next ones appends.
+    for (const text of ['two ', 'three ', 'four ']) {
+      await engine.append(id, [{ type: 'assistant/delta', data: { messageId: 'a', text } }])
+    }
+    await asked.until(() => held.length > 0, 'the re-read of the row')
+    await engine.append(id, [
+      { type: 'assistant/delta', data: { messageId: 'a', text: 'five' } },
+      { type: 'assistant/end', data: { messageId: 'a', finish: 'stop' } },
+      { type: 'step/end', data: { turn: 1, step: 1 } },
+      { type: 'turn/end', data: { turn: 1, reason: 'completed' } },
+    ])
+    await until(view, () => answer()?.status === 'complete')
+    for (const release of held.splice(0)) release()
+    await client.append(id, []) // a round trip: the held answer has been handled
+    // Before the fix: status 'streaming', text 'one two three four ' (the re-read replaced the final row).
+    expect(answer()).toMatchObject({
+      status: 'complete',
+      parts: [{ type: 'text', text: 'one two three four five' }],
+    })
+    view.dispose()
   })
 })
