@@ -15,7 +15,7 @@ import type { Notes } from './notes'
 
 export { sameReceipt } from './cache/catch-up'
 export type { Entry, Snapshot } from './cache/entries'
-export { IDLE_EVICT_MS, notFound } from './cache/entries'
+export { IDLE_EVICT_MS, notFound, sameIncarnation, sameVersion } from './cache/entries'
 export { REBUILD_BATCH } from './cache/load'
 
 export interface SessionCacheDeps {

@@ -27,6 +27,17 @@ export interface Snapshot {
   pending: readonly InputReceipt[]
 }
 
+/**
+ * Whether two rows of one session id belong to the same session: one deleted and created again
+ * with that id (in another tab, say) starts its `rev` over, and only its `createdAt` tells the
+ * two apart (a recreation within the same millisecond as the first creation would not be seen).
+ */
+export const sameIncarnation = (a: SessionRow, b: SessionRow): boolean => a.createdAt === b.createdAt
+
+/** Whether `row` is the version `cached` was made from: the same session at the same `rev`. */
+export const sameVersion = (cached: SessionRow, row: SessionRow): boolean =>
+  cached.rev === row.rev && sameIncarnation(cached, row)
+
 export type LiveViews = ReturnType<typeof createLiveProjections<{ usage: typeof usage }>>
 
 export interface Entry {
