@@ -174,6 +174,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 
   async function runWhileWork(driver: SessionDriver): Promise<void> {
     const { sessionId } = driver
+    let firstUnderLock = true
     while (!closed && !driver.paused) {
       // A turn keeps the provider and tools it started with; `configure` applies to the next one.
       if (!provider) return
@@ -191,8 +192,12 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           await closeOrphanTurn(sessionId, state, 'interrupted')
           continue
         }
-        if (driver.resuming) {
+        // Before the first turn under this lock: the runner may have waited for it while a
+        // runner in another tab ran a turn that a Stop (pressed in either tab) or a failure
+        // ended; that pauses the session for every tab until new input, as it does here.
+        if (driver.resuming || firstUnderLock) {
           driver.resuming = false
+          firstUnderLock = false
           if (!(await leftToRun(sessionId))) return
         }
         // The promoted rows belong to the turn this promote opened (an interrupt during it
@@ -293,10 +298,15 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     return pending.some((input) => input.admittedAt > last.at)
   }
 
-  /** Another engine asks to stop turn `turn`: when it is the one running here, stop it as `interrupt` does. */
+  /**
+   * Another engine asks to stop turn `turn`: when it or a later one runs here (or one is being
+   * opened), stop it as `interrupt` does. A later one ran on input admitted before the Stop:
+   * here that input would have waited, paused, too.
+   */
   function stopRequested(sessionId: string, turn: number): void {
     const driver = drivers.get(sessionId)
-    if (closed || !driver?.turn || driver.turn.number !== turn) return
+    const running = driver?.turn?.number
+    if (closed || !driver?.turn || (running !== null && running !== undefined && running < turn)) return
     driver.paused = true
     driver.turn.control.abort('interrupt' satisfies StopReason)
   }
@@ -312,7 +322,13 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
     if (openTurn === null || closed) return
     host.requestStop(sessionId, openTurn)
     if (!provider) return
-    const repeat = setInterval(() => host.requestStop(sessionId, openTurn), STOP_REPEAT_MS)
+    // Said again only while that turn is open: once it ended, a later turn may run on new input.
+    const repeat = setInterval(() => {
+      host.turnState(sessionId).then(
+        (state) => state.openTurn === openTurn && host.requestStop(sessionId, openTurn),
+        () => undefined,
+      )
+    }, STOP_REPEAT_MS)
     ;(repeat as { unref?: () => void }).unref?.()
     try {
       const lock = await acquireLock(

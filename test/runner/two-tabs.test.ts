@@ -3,10 +3,12 @@
  * Only one runner drives a session at a time (it holds the session's lock); these scenarios are
  * about what the other tab's Stop and the lock's heir do (issue "Two tabs, one session").
  */
+import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { acquireLock, runnerLockName } from '../../src/engine/locks'
+import { createScriptedProvider } from '../../src/engine/providers/scripted'
 import type { Engine } from '../../src/engine/types'
-import { engineKinds } from '../support/engines'
+import { comlinkEngine, engineKinds } from '../support/engines'
 import { changeFeed } from '../support/feed'
 import {
   allEvents,
@@ -142,3 +144,77 @@ describe.each(engineKinds)('two tabs %s', (_, makeEngine) => {
     }
   })
 })
+
+type TabOp = { tab: 0 | 1; kind: 'steer' | 'queue' | 'cancel' | 'interrupt'; pick: number }
+
+test('two tabs admitting, cancelling and pressing Stop in any interleaving leave a well-formed log, every input accounted for once, and no turn running after a Stop in either', async () => {
+  const tabOp = fc.record({
+    tab: fc.constantFrom<0 | 1>(0, 1),
+    kind: fc.constantFrom<TabOp['kind']>('steer', 'queue', 'queue', 'cancel', 'interrupt'),
+    pick: fc.nat(10),
+  })
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.array(tabOp, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 5 }),
+      fc.constantFrom<0 | 1>(0, 1),
+      async (rounds, stopper) => {
+        // Words 1 ms apart: turns run long enough for a Stop or an admit to land inside them.
+        const slow = (seed: number) =>
+          createScriptedProvider({ kind: 'scripted', seed, wordDelayMs: 1, toolRate: 0.3 })
+        const first = await comlinkEngine({ provider: slow(31) })
+        const second = await comlinkEngine({ dbName: first.dbName, provider: slow(32) })
+        const tabs = [first.engine, second.engine]
+        try {
+          const { id } = await first.engine.createSession({ id: 's' })
+          const admitted: string[] = []
+          let n = 0
+          for (const round of rounds) {
+            const results = await Promise.allSettled(
+              round.map(({ tab, kind, pick }: TabOp) => {
+                const engine = tabs[tab] as Engine
+                if (kind === 'interrupt') return engine.interrupt(id)
+                if (kind === 'cancel')
+                  return engine.cancel(id, admitted[pick % Math.max(1, admitted.length)] ?? 'none')
+                const input = `in-${n++}`
+                admitted.push(input)
+                return engine.admit(id, { id: input, text: `input ${input}`, delivery: kind })
+              }),
+            )
+            for (const r of results) {
+              if (r.status === 'rejected')
+                expect(['not_found', 'invalid_state'], String(r.reason)).toContain(
+                  (r.reason as { code: string }).code,
+                )
+            }
+          }
+          // One tab presses Stop while it shows a turn running: the turn ends, whichever tab
+          // runs it, and none starts after it (pending input waits for new input, in both tabs).
+          const before = await allEvents(tabs[stopper] as Engine, id)
+          const running = countOf(before, 'turn/start') > countOf(before, 'turn/end')
+          await (tabs[stopper] as Engine).interrupt(id)
+          const started = countOf(await allEvents(first.engine, id), 'turn/start')
+          // Every runner that was waiting for the session's lock has had its turn once we get it.
+          const lock = await acquireLock(runnerLockName(first.dbName, id), { wait: true })
+          await lock?.release()
+          const events = await allEvents(first.engine, id)
+          expect(expectWellFormed(events)).toEqual([])
+          expect(countOf(events, 'turn/start')).toBe(countOf(events, 'turn/end'))
+          if (running) expect(countOf(events, 'turn/start')).toBe(started)
+          const promoted = events.flatMap((e) => (e.type === 'user/message' ? [e.data.inputId] : []))
+          expect(new Set(promoted).size).toBe(promoted.length)
+          const pending = (await first.engine.pending(id)).map((r) => r.id)
+          expect((await second.engine.pending(id)).map((r) => r.id)).toEqual(pending)
+          for (const input of admitted) {
+            // Promoted once, or still pending, or cancelled: never lost, never twice.
+            const times = promoted.filter((p) => p === input).length + (pending.includes(input) ? 1 : 0)
+            expect(times, input).toBeLessThanOrEqual(1)
+          }
+        } finally {
+          await second.close()
+          await first.close()
+        }
+      },
+    ),
+    { seed: 3131, numRuns: 24 },
+  )
+}, 120_000)
