@@ -357,9 +357,11 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   async function takeOver(sessionId: string): Promise<void> {
     if (await recoverOrphan(sessionId, 'interrupted')) await runLeftInput(sessionId)
     else
-      void inherit(sessionId).catch((error: unknown) =>
-        report(asSessionlineError(error, 'internal'), sessionId),
-      )
+      void inherit(sessionId).catch((error: unknown) => {
+        // A session deleted while its heir waited has nothing left to inherit.
+        const failure = asSessionlineError(error, 'internal')
+        if (failure.code !== 'not_found') report(failure, sessionId)
+      })
   }
 
   /**

@@ -655,6 +655,35 @@ describe('createRunner on an engine host', () => {
     }
   })
 
+  test('an heir whose session is deleted while it waits for the lock reports nothing', async () => {
+    const dbName = freshDbName('runner-heir')
+    const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
+    const locks = createInProcessLocks()
+    const { id: sessionId } = await engine.createSession()
+    await engine.admit(sessionId, { text: 'orphan me' })
+    await engine.promote(sessionId, 'settled')
+    const reported: SessionlineError[] = []
+    const runner = createRunner(host, {
+      provider: scripted(1),
+      locks,
+      lockScope: dbName,
+      onError: (error) => reported.push(error),
+    })
+    try {
+      const holder = (await acquireLock(runnerLockName(dbName, sessionId), { wait: false }, locks))!
+      await runner.recover(sessionId) // waits on the lock as heir
+      await engine.deleteSession(sessionId)
+      await holder.release()
+      // The heir has had the lock once the test gets it back.
+      const after = await acquireLock(runnerLockName(dbName, sessionId), { wait: true }, locks)
+      await after?.release()
+      expect(reported).toEqual([])
+    } finally {
+      await runner.close()
+      await engine.close()
+    }
+  })
+
   test('recover leaves a turn whose lock is held, and closes it once the holder is gone', async () => {
     const dbName = freshDbName('runner-host')
     const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
