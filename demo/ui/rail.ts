@@ -164,7 +164,8 @@ export class Rail {
     const wanted = new Set<number>()
     for (let i = first; i <= last; i++) wanted.add(i)
     if (tabIndex >= 0 && tabIndex < count) wanted.add(tabIndex)
-    const lowest = Math.min(first, tabIndex)
+    // A rail with no marks has tabIndex -1: never ask for a position above the first.
+    const lowest = Math.max(0, Math.min(first, tabIndex))
     if (lowest < this.before && (this.askedFrom === undefined || lowest < this.askedFrom)) {
       this.askedFrom = lowest
       this.options.loadBefore?.(lowest)

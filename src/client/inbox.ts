@@ -85,6 +85,26 @@ export class Inbox {
     return this.#touch()
   }
 
+  /** The ids of the pending receipts the engine has reported: the mark a full re-read starts from. */
+  reportedIds(): ReadonlySet<string> {
+    return new Set(this.#receipts.keys())
+  }
+
+  /**
+   * A full re-read of the pending receipts replaces what the engine reported before `before` was
+   * taken: each listed one is applied, and every input of `before` it no longer lists left the
+   * inbox meanwhile (promoted, or cancelled in another tab; a settled input is never pending
+   * again). Inputs learned after the mark are kept: the read may predate them.
+   */
+  replacePending(pending: readonly InputReceipt[], before: ReadonlySet<string>): void {
+    const listed = new Set<string>()
+    for (const receipt of pending) {
+      listed.add(receipt.id)
+      this.applyReceipt(receipt)
+    }
+    for (const id of before) if (!listed.has(id) && this.#receipts.has(id)) this.settle(id)
+  }
+
   /** The input left the inbox (promoted, cancelled, or seen as a transcript row). */
   settle(id: string): boolean {
     if (this.#settled.has(id)) return false

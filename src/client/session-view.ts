@@ -354,6 +354,8 @@ export function createSessionView(
       return
     }
     if (change.reset) {
+      // The receipts a reset carries count as any change's do (the reload's read replaces them).
+      for (const receipt of change.inputs) if (receipt.sessionId === sessionId) inbox.applyReceipt(receipt)
       void reload()
       return
     }
@@ -366,6 +368,7 @@ export function createSessionView(
       change.appends,
     )
     window = applied.window
+    if (change.durable && rereading.size > 0) touchRereading(change)
     for (const seq of applied.mismatched) rereadRow(seq)
     if (readsInFlight > 0 && change.durable)
       for (const message of applied.outside) late.set(message.id, { message, headSeq: change.headSeq })
@@ -397,6 +400,8 @@ export function createSessionView(
       // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
       const floor = openingFloor
       openingFloor = undefined
+      // What the engine reported before the read left: the read replaces that, not adds to it.
+      const reported = inbox.reportedIds()
       const reads = Promise.all([firstRows(floor), engine.pending(sessionId), engine.outline(sessionId)])
       if (watching) {
         // A failed watch fails the reads too; only the watch's error is reported.
@@ -413,7 +418,7 @@ export function createSessionView(
       if (disposed || gen !== generation) return
       window = windowFromTail(page, filter, floor)
       settleUserRows(page.messages)
-      for (const receipt of pending) inbox.applyReceipt(receipt)
+      inbox.replacePending(pending, reported)
       setOutline(slice.entries, slice.start, slice.headSeq)
       status = 'ready'
       error = undefined
@@ -495,8 +500,22 @@ export function createSessionView(
     }
   }
 
-  /** Seqs of rows being read again because an append did not continue the version shown. */
-  const rereading = new Set<number>()
+  /**
+   * Rows being read again because an append did not continue the version shown, by seq: the
+   * head of the newest durable change that reached the row meanwhile (0: none), and whether
+   * another append missed it meanwhile.
+   */
+  const rereading = new Map<number, { touchedAt: number; missedAgain: boolean }>()
+
+  /** Notes which rows being read again `change` reached, so an older read cannot replace them. */
+  function touchRereading(change: SessionChange): void {
+    const touch = (seq: number) => {
+      const flight = rereading.get(seq)
+      if (flight) flight.touchedAt = Math.max(flight.touchedAt, change.headSeq)
+    }
+    for (const message of change.rows) touch(message.seq)
+    for (const append of change.appends ?? []) touch(append.seq)
+  }
 
   /**
    * Reads one row again: the window holds a version of it that an append does not continue (a
@@ -504,13 +523,26 @@ export function createSessionView(
    * appends that do fit it keep extending what is shown.
    */
   function rereadRow(seq: number): void {
-    if (rereading.has(seq) || disposed) return
-    rereading.add(seq)
+    if (disposed) return
+    const inFlight = rereading.get(seq)
+    if (inFlight) {
+      inFlight.missedAgain = true
+      return
+    }
+    const flight = { touchedAt: 0, missedAgain: false }
+    rereading.set(seq, flight)
     const gen = generation
+    let again = false
     engine
       .page(sessionId, { afterSeq: seq - 1, limit: 1, includeInactive: filter.includeInactive })
       .then((page) => {
         if (disposed || gen !== generation) return
+        // A change newer than this read reached the row meanwhile (its final version, say):
+        // the read must not take it back. If an append missed that version too, read again.
+        if (flight.touchedAt > page.headSeq) {
+          again = flight.missedAgain
+          return
+        }
         const next = replaceRows(
           window,
           page.messages.filter((message) => message.seq === seq),
@@ -521,7 +553,10 @@ export function createSessionView(
         publish()
       })
       .catch(softError)
-      .finally(() => rereading.delete(seq))
+      .finally(() => {
+        rereading.delete(seq)
+        if (again) rereadRow(seq)
+      })
   }
 
   const pageOf = async (ask: { beforeSeq?: number; afterSeq?: number; limit: number }) => ({

@@ -82,6 +82,11 @@ export function materialize(
   if (lagging.length === 0 && !commit.events.some((e) => e.type === 'assistant/delta')) {
     return { write: [...commit.rows], lagging: [] }
   }
+  // A commit without events (an inbox write) changes no row, so every lagging row still lags as
+  // it did. Its `open` may come from folds older than the session row that lists them (an inbox
+  // write on a stale cache carries its folds over unread): looking the rows up there would drop
+  // the ones it does not know, and their streamed text with them.
+  if (commit.events.length === 0) return { write: [...commit.rows], lagging: [...lagging] }
   // Per row: text streamed in this commit, and whether anything else touched it.
   const streamed = new Map<string, { chars: number; weight: number }>()
   const otherwise = new Set<string>()

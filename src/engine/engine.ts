@@ -55,7 +55,7 @@ import { createBatcher, type Scheduler } from './batch'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
 import { importFilesInto, importTranscriptInto } from './importing'
-import { createNotes } from './notes'
+import { createNotes, isStopNote } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
@@ -100,8 +100,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   // Opened at once, so a database that cannot be opened is known before the first call needs it.
   connection.ready().catch(() => undefined)
   const inputListeners = new Set<(sessionId: string) => void>()
+  const stopListeners = new Set<(sessionId: string, turn: number) => void>()
   // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
-  const notes = createNotes(dbName, (note) => cache.onNote(note), options.broadcast ?? true)
+  const notes = createNotes(
+    dbName,
+    (note) => {
+      if (!isStopNote(note)) return cache.onNote(note)
+      for (const listener of [...stopListeners]) listener(note.sessionId, note.stopTurn)
+    },
+    options.broadcast ?? true,
+  )
   let closed = false
   const cache = createSessionCache({
     db,
@@ -638,6 +646,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       inputListeners.add(listener)
       return () => {
         inputListeners.delete(listener)
+      }
+    },
+    requestStop(sessionId, turn) {
+      if (!closed) notes.post({ sessionId, stopTurn: turn })
+    },
+    onStopRequest(listener): Unsubscribe {
+      stopListeners.add(listener)
+      notes.listen()
+      return () => {
+        stopListeners.delete(listener)
       }
     },
     now,

@@ -15,15 +15,30 @@ export interface CommitNote {
   deleted?: boolean
 }
 
+/**
+ * A Stop pressed in one engine for a turn another engine's runner may be running: the runner
+ * that runs turn `stopTurn` of the session aborts it as its own Stop would.
+ */
+export interface StopNote {
+  sessionId: string
+  stopTurn: number
+}
+
+/** Everything engines on one database tell each other. */
+export type Note = CommitNote | StopNote
+
+/** Whether `note` asks for a stop (else it reports a commit). */
+export const isStopNote = (note: Note): note is StopNote => typeof (note as StopNote).stopTurn === 'number'
+
 export interface Notes {
-  post(note: CommitNote): void
+  post(note: Note): void
   /** Starts listening (idempotent). */
   listen(): void
   close(): void
 }
 
 /** Notes over a BroadcastChannel, or a silent stand-in where there is none (or `enabled` is false). */
-export function createNotes(dbName: string, onNote: (note: CommitNote) => void, enabled = true): Notes {
+export function createNotes(dbName: string, onNote: (note: Note) => void, enabled = true): Notes {
   if (!enabled || typeof BroadcastChannel !== 'function') return { post() {}, listen() {}, close() {} }
   let channel: BroadcastChannel | undefined
   let closed = false
@@ -31,7 +46,7 @@ export function createNotes(dbName: string, onNote: (note: CommitNote) => void, 
     if (closed) return undefined
     if (!channel) {
       channel = new BroadcastChannel(`sessionline:${dbName}`)
-      channel.addEventListener('message', (message: MessageEvent<CommitNote>) => onNote(message.data))
+      channel.addEventListener('message', (message: MessageEvent<Note>) => onNote(message.data))
     }
     return channel
   }

@@ -60,18 +60,29 @@ export function createRecovery(
   }
 
   /**
-   * Closes an orphaned open turn if this runner can take the session's lock (no live runner owns
-   * it). `waiting`: the turn waits for approvals and was left open for a runner to take up.
+   * Closes an orphaned open turn once this runner holds the session's lock (no live runner owns
+   * it then). Without `signal`, only if the lock is free now; with it, waiting for the lock (an
+   * heir: the holder's turn is orphaned the moment its tab dies) until `signal` aborts. Answers
+   * `'busy'` when it did not get the lock, `'waiting'` when the turn waits for approvals and was
+   * left open for a runner to take up, and `'closed'` when nothing is left open.
    */
-  async function recoverOrphan(sessionId: string, reason: TurnEndReason): Promise<'waiting' | undefined> {
-    const lock = await acquireLock(runnerLockName(lockScope, sessionId), { wait: false }, locks)
-    if (!lock) return undefined
+  async function recoverOrphan(
+    sessionId: string,
+    reason: TurnEndReason,
+    signal?: AbortSignal,
+  ): Promise<'busy' | 'waiting' | 'closed'> {
+    const lock = await acquireLock(
+      runnerLockName(lockScope, sessionId),
+      signal ? { wait: true, signal } : { wait: false },
+      locks,
+    )
+    if (!lock) return 'busy'
     try {
       const state = await host.turnState(sessionId)
-      if (state.openTurn === null) return undefined
+      if (state.openTurn === null) return 'closed'
       if (reason === 'interrupted' && (await waitingStepOf(sessionId, state)) !== undefined) return 'waiting'
       await closeOrphanTurn(sessionId, state, reason)
-      return undefined
+      return 'closed'
     } finally {
       await lock.release()
     }

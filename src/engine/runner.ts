@@ -31,6 +31,11 @@ export interface RunnerOptions {
 
 const DEFAULT_MAX_STEPS = 24
 const DEFAULT_FLUSH_MS = 50
+/**
+ * How often a Stop for another engine's turn is said again while it waits for that turn's lock:
+ * a runner that took the lock just before it listened has missed the first request.
+ */
+const STOP_REPEAT_MS = 250
 
 /** What stopped a turn from outside: the user (`interrupt`) or the engine closing. */
 type StopReason = 'interrupt' | 'close'
@@ -61,6 +66,8 @@ interface SessionDriver {
 interface RunningTurn {
   /** Aborts every step and tool of the turn. */
   readonly control: AbortController
+  /** The turn's number once it is open (a stop from another engine names the turn it saw). */
+  number: number | null
   /** Resolves once the turn is over (its `turn/end` written or given up), or was never opened. */
   readonly ended: Promise<void>
 }
@@ -84,8 +91,12 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   const drivers = new Map<string, SessionDriver>()
   /** Sessions that wait for a provider to be configured before they are recovered. */
   const deferredRecovery = new Set<string>()
+  /** Sessions whose lock this runner waits on as heir of the runner that holds it. */
+  const heirs = new Set<string>()
   const closing = new AbortController()
   let closed = false
+  /** Listening to other engines' Stop requests, from the first time this runner took a lock. */
+  let stopRequests: (() => void) | undefined
 
   function use(choice: ProviderConfig | ModelProvider | undefined): void {
     if (typeof choice === 'function') {
@@ -150,6 +161,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         options.locks,
       )
       if (!lock) return
+      // Whoever holds a session's lock hears the Stop pressed in other engines.
+      stopRequests ??= host.onStopRequest(stopRequested)
       try {
         await runWhileWork(driver)
       } finally {
@@ -163,6 +176,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 
   async function runWhileWork(driver: SessionDriver): Promise<void> {
     const { sessionId } = driver
+    let firstUnderLock = true
     while (!closed && !driver.paused) {
       // A turn keeps the provider and tools it started with; `configure` applies to the next one.
       if (!provider) return
@@ -171,7 +185,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       // promoted open aborts this control, and each phase below looks at it after its await.
       const control = new AbortController()
       let markEnded!: () => void
-      driver.turn = { control, ended: new Promise((resolve) => (markEnded = resolve)) }
+      driver.turn = { control, number: null, ended: new Promise((resolve) => (markEnded = resolve)) }
       try {
         const state = await host.turnState(sessionId)
         if (control.signal.aborted) return
@@ -184,14 +198,19 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           else await closeOrphanTurn(sessionId, state, 'interrupted')
           continue
         }
-        if (driver.resuming) {
+        // Before the first turn under this lock: the runner may have waited for it while a
+        // runner in another tab ran a turn that a Stop (pressed in either tab) or a failure
+        // ended; that pauses the session for every tab until new input, as it does here.
+        if (driver.resuming || firstUnderLock) {
           driver.resuming = false
+          firstUnderLock = false
           if (!(await leftToRun(sessionId))) return
         }
         // The promoted rows belong to the turn this promote opened (an interrupt during it
         // ends that turn at once: runTurn looks at the signal before its first step).
         const [first] = await engine.promote(sessionId, 'settled')
         if (!first) return
+        driver.turn.number = first.turn
         await runTurn(driver, first.turn, setup, control)
       } finally {
         driver.turn = null
@@ -295,13 +314,97 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   }
 
   /**
+   * Another engine asks to stop turn `turn`: when it or a later one runs here (or one is being
+   * opened), stop it as `interrupt` does. A later one ran on input admitted before the Stop:
+   * here that input would have waited, paused, too.
+   */
+  function stopRequested(sessionId: string, turn: number): void {
+    const driver = drivers.get(sessionId)
+    const running = driver?.turn?.number
+    if (closed || !driver?.turn || (running !== null && running !== undefined && running < turn)) return
+    driver.paused = true
+    driver.turn.control.abort('interrupt' satisfies StopReason)
+  }
+
+  /**
+   * Stops the session's open turn when another engine's runner runs it, or nobody does: asks the
+   * lock holder (repeating until the lock is free), then takes the lock and ends the turn
+   * `aborted` if it is still open (its runner is gone). Resolves once that turn is over. Without
+   * a provider, the host may be writing the turn itself: the request is sent, nothing closed.
+   */
+  async function stopElsewhere(sessionId: string): Promise<void> {
+    const { openTurn } = await host.turnState(sessionId)
+    if (openTurn === null || closed) return
+    host.requestStop(sessionId, openTurn)
+    if (!provider) return
+    // Said again only while that turn is open: once it ended, a later turn may run on new input.
+    const repeat = setInterval(() => {
+      host.turnState(sessionId).then(
+        (state) => state.openTurn === openTurn && host.requestStop(sessionId, openTurn),
+        () => undefined,
+      )
+    }, STOP_REPEAT_MS)
+    ;(repeat as { unref?: () => void }).unref?.()
+    try {
+      const lock = await acquireLock(
+        runnerLockName(lockScope, sessionId),
+        { wait: true, signal: closing.signal },
+        options.locks,
+      )
+      if (!lock) return
+      clearInterval(repeat)
+      try {
+        const state = await host.turnState(sessionId)
+        if (state.openTurn === openTurn) await closeOrphanTurn(sessionId, state, 'aborted')
+      } finally {
+        await lock.release()
+      }
+    } finally {
+      clearInterval(repeat)
+    }
+  }
+
+  /**
    * Closes what a runner that is gone left open, then runs its pending input (see
-   * `Runner.recover`); a turn it left waiting for approval is taken up instead.
+   * `Runner.recover`); a turn it left waiting for approval is taken up instead. When another
+   * runner holds the session's lock, answers at once and waits for the lock as its heir (`inherit`).
    */
   async function takeOver(sessionId: string): Promise<void> {
     const left = await recoverOrphan(sessionId, 'interrupted')
+    if (left !== 'busy') await runLeftInput(sessionId, left === 'waiting')
+    else
+      void inherit(sessionId).catch((error: unknown) => {
+        // A session deleted while its heir waited has nothing left to inherit.
+        const failure = asSessionlineError(error, 'internal')
+        if (failure.code !== 'not_found') report(failure, sessionId)
+      })
+  }
+
+  /**
+   * Waits for the lock of a session another runner drives (once per session at a time): that
+   * runner gives it back when it goes idle, or its tab dies with the turn still open, which is
+   * then closed here as `interrupted` and its pending input run.
+   */
+  async function inherit(sessionId: string): Promise<void> {
+    if (heirs.has(sessionId)) return
+    heirs.add(sessionId)
+    let left: 'busy' | 'waiting' | 'closed'
+    try {
+      left = await recoverOrphan(sessionId, 'interrupted', closing.signal)
+      if (left === 'busy') return
+    } finally {
+      heirs.delete(sessionId)
+    }
+    await runLeftInput(sessionId, left === 'waiting')
+  }
+
+  /**
+   * After a takeover: runs the pending input the runner that is gone had accepted, or the turn it
+   * left waiting for approval (`waiting`), which goes on with no new input.
+   */
+  async function runLeftInput(sessionId: string, waiting = false): Promise<void> {
     if (closed) return
-    if (left !== 'waiting' && (await engine.pending(sessionId)).length === 0) return
+    if (!waiting && (await engine.pending(sessionId)).length === 0) return
     const driver = driverOf(sessionId)
     if (driver.loop || driver.paused) return
     driver.resuming = true
@@ -330,10 +433,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         await driver.turn.ended
         return
       }
-      // Between turns (or waiting for another runner's lock): pausing is enough.
-      if (driver.loop) return
-      // Not ours: end an orphaned turn (no live runner holds its lock) unless the host drives turns.
-      if (provider) await recoverOrphan(sessionId, 'aborted')
+      // No turn runs here: the open turn, if any, is another engine's, or nobody's.
+      await stopElsewhere(sessionId)
     },
 
     async recover(sessionId) {
@@ -351,6 +452,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       if (closed) return
       closed = true
       unsubscribe()
+      stopRequests?.()
       closing.abort()
       const loops: Promise<void>[] = []
       for (const driver of drivers.values()) {

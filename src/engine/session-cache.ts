@@ -15,7 +15,7 @@ import type { Notes } from './notes'
 
 export { sameReceipt } from './cache/catch-up'
 export type { Entry, Snapshot } from './cache/entries'
-export { IDLE_EVICT_MS, notFound } from './cache/entries'
+export { IDLE_EVICT_MS, notFound, sameIncarnation, sameVersion } from './cache/entries'
 export { REBUILD_BATCH } from './cache/load'
 
 export interface SessionCacheDeps {
@@ -49,7 +49,14 @@ export function createSessionCache(deps: SessionCacheDeps) {
   })
   const publisher = createPublisher(entries, now)
   const loader = createLoader(db, notes)
-  const { catchUp, onNote } = createCatchUp({ db, entries, loader, publisher, isClosed: deps.isClosed })
+  const { catchUp, onNote } = createCatchUp({
+    db,
+    entries,
+    loader,
+    publisher,
+    isClosed: deps.isClosed,
+    caughtUp: inheritOpenTurn,
+  })
   const { watchViews } = publisher
   const outline = createOutlineReader(db)
 
@@ -78,6 +85,21 @@ export function createSessionCache(deps: SessionCacheDeps) {
         if (!deps.isClosed()) deps.recover(entry.id)
       })
     }
+  }
+
+  /**
+   * After another engine's commits: a turn that opened there is run by a runner this engine does
+   * not know, which may die with its tab. The runner is asked once per such turn to stand by as
+   * its heir (it waits on the session's lock, then closes the turn if it is still open).
+   */
+  function inheritOpenTurn(entry: Entry): void {
+    const turn = entry.snap?.folds.transcript.openTurn ?? null
+    if (turn === null || turn === entry.inheritedTurn) return
+    entry.inheritedTurn = turn
+    entry.recovered = true
+    queueMicrotask(() => {
+      if (!deps.isClosed()) deps.recover(entry.id)
+    })
   }
 
   /** Loads a held entry and brings it up to date with the database (one read when nothing changed). */

@@ -161,6 +161,10 @@ export interface RunnerHost {
   publishLive(sessionId: string, events: readonly SessionEvent[]): void
   /** Called after every newly admitted input, so an idle or stopped runner can start a turn (edits and cancels are not input). */
   onInput(listener: (sessionId: string) => void): Unsubscribe
+  /** Asks the runner of another engine on this database that runs turn `turn` of the session to stop it. */
+  requestStop(sessionId: string, turn: number): void
+  /** Called when another engine asks for a stop (see `requestStop`); listening opens the channel. */
+  onStopRequest(listener: (sessionId: string, turn: number) => void): Unsubscribe
   /** Clock of the engine (tests inject one). */
   now(): number
 }

@@ -37,7 +37,14 @@ import type { SessionMessage } from '../schema/messages'
 import type { SessionlineDb, SessionRow } from '../store/db'
 import { addRows, getSessionRow, inInboxWrite, inWrite, isConstraintError } from '../store/transactions'
 import type { Notes } from './notes'
-import { type Entry, notFound, type SessionCache, type Snapshot } from './session-cache'
+import {
+  type Entry,
+  notFound,
+  type SessionCache,
+  type Snapshot,
+  sameIncarnation,
+  sameVersion,
+} from './session-cache'
 
 /** One write: its command, the facts it is judged on, and what those are when the cache is current. */
 export interface WriteSpec<K extends Command['type'], F> {
@@ -282,7 +289,7 @@ export function createWritePath({
       if (!row) throw notFound(sessionId)
       const current = entry.snap
       const base =
-        current && current.row.rev === row.rev
+        current && sameVersion(current.row, row)
           ? current
           : scope === 'inbox'
             ? await cache.inboxInTx(sessionId, row, current)
@@ -334,7 +341,11 @@ export function createWritePath({
       // If we abort below, these fail with the abort; that failure is expected, not news.
       writes?.catch(() => undefined)
       const [row, ...facts] = await reads
-      if (row?.rev !== cached.row.rev || checks.some(({ expected }, i) => !expected.holds(facts[i])))
+      if (
+        !row ||
+        !sameVersion(cached.row, row) ||
+        checks.some(({ expected }, i) => !expected.holds(facts[i]))
+      )
         throw STALE
       await writes
       return true
@@ -416,8 +427,8 @@ export function createWritePath({
     notes.post({ sessionId: entry.id, rev: next.row.rev })
     const change = { events: decision.events, rows: decision.rows, inputs: decision.receipts }
     const current = entry.snap
-    if (current && current.row.rev === base.row.rev && complete) cache.advance(entry, next, change)
-    else if (current && current.row.rev < next.row.rev) {
+    if (current && sameVersion(current.row, base.row) && complete) cache.advance(entry, next, change)
+    else if (current && (!sameIncarnation(current.row, next.row) || current.row.rev < next.row.rev)) {
       // The cache had missed another engine's commits: watchers get those and ours from the
       // database, in order; with nobody watching, a complete new state is all that matters.
       if (entry.feed.size > 0 || !complete) void cache.catchUp(entry)

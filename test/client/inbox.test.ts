@@ -130,3 +130,79 @@ test('the highest revision of a receipt wins, whatever its stamp and arrival ord
   expect(stale.applyReceipt(v1)).toBe(false)
   expect(stale.inputs().steers.map((i) => i.text)).toEqual(['second edit'])
 })
+
+type EngineOp = { kind: 'admit' | 'edit' | 'cancel' | 'promote'; pick: number }
+
+test('a full re-read replaces what it covers: after a gap with no feed, the tray ends where the engine does (fixed seed)', () => {
+  const engineOp = fc.record({
+    kind: fc.constantFrom<EngineOp['kind']>('admit', 'admit', 'edit', 'cancel', 'promote'),
+    pick: fc.nat(8),
+  })
+  fc.assert(
+    fc.property(
+      fc.array(engineOp, { maxLength: 8 }),
+      fc.array(engineOp, { maxLength: 8 }),
+      fc.array(engineOp, { maxLength: 8 }),
+      fc.nat(),
+      fc.nat(),
+      (heard, missed, meanwhile, readAt, answerAt) => {
+        // The engine: every receipt's versions in commit order; each op yields one version.
+        const stored = new Map<string, InputReceipt>()
+        let seq = 0
+        const run = (op: EngineOp): InputReceipt | undefined => {
+          if (op.kind === 'admit') {
+            seq++
+            const r = receipt(`in-${seq}`, seq)
+            stored.set(r.id, r)
+            return r
+          }
+          const open = [...stored.values()].filter((r) => r.status === 'pending')
+          const target = open[op.pick % Math.max(1, open.length)]
+          if (!target) return undefined
+          const next: InputReceipt =
+            op.kind === 'edit'
+              ? { ...target, text: `${target.text}+`, revision: target.revision + 1 }
+              : {
+                  ...target,
+                  status: op.kind === 'cancel' ? 'cancelled' : 'promoted',
+                  revision: target.revision + 1,
+                }
+          stored.set(next.id, next)
+          return next
+        }
+        const pendingNow = () => [...stored.values()].filter((r) => r.status === 'pending')
+        const inbox = new Inbox()
+        // Connected: the view hears every receipt.
+        for (const op of heard) {
+          const r = run(op)
+          if (r) inbox.applyReceipt(r)
+        }
+        // The worker died: these commits (another tab's) reach no feed.
+        for (const op of missed) run(op)
+        // A fresh worker: the view subscribes, marks what it knows and reads; commits made
+        // meanwhile reach the feed (buffered until the read answers) and may predate the read.
+        const mark = inbox.reportedIds()
+        const fed: InputReceipt[] = []
+        let read: InputReceipt[] = pendingNow()
+        const at = readAt % (meanwhile.length + 1)
+        meanwhile.forEach((op, i) => {
+          if (i === at) read = pendingNow()
+          const r = run(op)
+          if (r) fed.push(r)
+        })
+        if (at === meanwhile.length) read = pendingNow()
+        // The read's answer lands among admit answers that carry some of the fed receipts.
+        const early = fed.slice(0, answerAt % (fed.length + 1))
+        for (const r of early) inbox.applyReceipt(r)
+        inbox.replacePending(read, mark)
+        for (const r of fed) inbox.applyReceipt(r)
+        const shown = [...inbox.inputs().steers, ...inbox.inputs().queued].map((i) => [i.id, i.text])
+        const truth = pendingNow()
+          .sort((a, b) => a.seq - b.seq)
+          .map((r) => [r.id, r.text])
+        expect(shown).toEqual(truth)
+      },
+    ),
+    { seed: 2828, numRuns: 300 },
+  )
+})

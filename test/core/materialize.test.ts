@@ -88,6 +88,13 @@ const policy = fc.record({
 })
 
 describe('materialize', () => {
+  test('a commit without events (an inbox write) keeps every lagging row, whatever open rows it is given', () => {
+    const lagging: LaggingRow[] = [{ id: 'm1', through: 5, storedChars: 0, lag: 64 }]
+    // An inbox write on a stale cache gives the open rows of folds older than the session row:
+    // m1 is not among them. Before the fix the lagging list came back empty.
+    expect(materialize(lagging, { events: [], rows: [], created: [] }, [], 7)).toEqual({ write: [], lagging })
+  })
+
   test('stored rows patched with the logged deltas after their through equal the replay after every commit of generated streams', () => {
     fc.assert(
       fc.property(

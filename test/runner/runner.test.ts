@@ -364,11 +364,10 @@ describe('runner with the scripted provider on the real engine', () => {
     try {
       await owner.engine.admit(sessionId, { text: 'long job' })
       await untilEvent(owner.engine, sessionId, 'assistant/delta')
-      // The other engine touches the session (which asks its runner to recover) and interrupts it:
-      // neither may end a turn another runner holds.
+      // The other engine touches the session, which asks its runner to recover: that may not
+      // end a turn another runner holds (its Stop does: test/runner/two-tabs.test.ts).
       await other.engine.page(sessionId)
-      await other.engine.interrupt(sessionId)
-      await owner.engine.append(sessionId, []) // a round trip through the log after both
+      await owner.engine.append(sessionId, []) // a round trip through the log after it
       expect(countOf(await allEvents(other.engine, sessionId), 'turn/end')).toBe(0)
 
       await owner.engine.interrupt(sessionId)
@@ -656,6 +655,35 @@ describe('createRunner on an engine host', () => {
     }
   })
 
+  test('an heir whose session is deleted while it waits for the lock reports nothing', async () => {
+    const dbName = freshDbName('runner-heir')
+    const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
+    const locks = createInProcessLocks()
+    const { id: sessionId } = await engine.createSession()
+    await engine.admit(sessionId, { text: 'orphan me' })
+    await engine.promote(sessionId, 'settled')
+    const reported: SessionlineError[] = []
+    const runner = createRunner(host, {
+      provider: scripted(1),
+      locks,
+      lockScope: dbName,
+      onError: (error) => reported.push(error),
+    })
+    try {
+      const holder = (await acquireLock(runnerLockName(dbName, sessionId), { wait: false }, locks))!
+      await runner.recover(sessionId) // waits on the lock as heir
+      await engine.deleteSession(sessionId)
+      await holder.release()
+      // The heir has had the lock once the test gets it back.
+      const after = await acquireLock(runnerLockName(dbName, sessionId), { wait: true }, locks)
+      await after?.release()
+      expect(reported).toEqual([])
+    } finally {
+      await runner.close()
+      await engine.close()
+    }
+  })
+
   test('recover leaves a turn whose lock is held, and closes it once the holder is gone', async () => {
     const dbName = freshDbName('runner-host')
     const { engine, host } = createEngineWithHost({ dbName, indexedDB, IDBKeyRange })
@@ -669,8 +697,9 @@ describe('createRunner on an engine host', () => {
       const holder = (await acquireLock(runnerLockName(dbName, sessionId), { wait: false }, locks))!
       await runner.recover(sessionId)
       expect((await host.turnState(sessionId)).openTurn).toBe(1)
+      // It waits on the lock meanwhile, as the holder's heir: no second recover is needed.
       await holder.release()
-      await runner.recover(sessionId)
+      await untilEvent(engine, sessionId, 'turn/end')
       expect(await host.turnState(sessionId)).toMatchObject({ openTurn: null, lastTurn: 1 })
       expect((await allEvents(engine, sessionId)).at(-1)).toMatchObject({
         type: 'turn/end',

@@ -18,7 +18,7 @@ import {
   receiptsFrom,
 } from '../../store/transactions'
 import type { CommitNote } from '../notes'
-import type { Entries, Entry } from './entries'
+import { type Entries, type Entry, sameIncarnation, sameVersion } from './entries'
 import type { Loader } from './load'
 import type { Publisher } from './publish'
 
@@ -35,9 +35,11 @@ export interface CatchUpDeps {
   loader: Loader
   publisher: Publisher
   isClosed(): boolean
+  /** The cache took another engine's commits (a turn may have opened that a runner here must inherit). */
+  caughtUp?(entry: Entry): void
 }
 
-export function createCatchUp({ db, entries, loader, publisher, isClosed }: CatchUpDeps) {
+export function createCatchUp({ db, entries, loader, publisher, isClosed, caughtUp }: CatchUpDeps) {
   const { foldsFrom, loadSnapshot } = loader
   const { advance, removeEntry } = publisher
 
@@ -66,15 +68,17 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed }: Catc
       if (!base) return
       const read = await inRead(db, async () => {
         const row = await getSessionRow(db, id)
-        if (!row || row.rev === base.row.rev) return { row }
+        if (!row || sameVersion(base.row, row)) return { row }
         const gap = row.headSeq - base.row.headSeq
-        // An imported session changes without events: reload its cached folds (a reset).
-        const small = row.source === 'native' && gap >= 0 && gap <= CATCH_UP_EVENTS
+        // An imported session changes without events, and a session deleted and created again
+        // has another log: reload its cached folds (a reset).
+        const same = sameIncarnation(base.row, row)
+        const small = row.source === 'native' && same && gap >= 0 && gap <= CATCH_UP_EVENTS
         const [events, cached, pending, admitted] = await Promise.all([
           small && gap > 0 ? eventsBetween(db, id, base.row.headSeq, row.headSeq) : [],
           small ? undefined : projectionStates(db, id, FOLD_NAMES),
           pendingReceipts(db, id),
-          receiptsFrom(db, id, base.row.nextInputSeq),
+          receiptsFrom(db, id, same ? base.row.nextInputSeq : 1),
         ])
         const stillPending = new Set(pending.map((r) => r.id))
         const left = base.pending.filter((r) => !stillPending.has(r.id)).map((r) => r.id)
@@ -110,6 +114,7 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed }: Catc
         { row, folds, pending: samePending ? base.pending : read.pending },
         { events: read.events, rows, inputs: [...changed.values()].sort((a, b) => a.seq - b.seq), reset },
       )
+      caughtUp?.(entry)
       return
     }
   }

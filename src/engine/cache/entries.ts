@@ -27,6 +27,17 @@ export interface Snapshot {
   pending: readonly InputReceipt[]
 }
 
+/**
+ * Whether two rows of one session id belong to the same session: one deleted and created again
+ * with that id (in another tab, say) starts its `rev` over, and only its `createdAt` tells the
+ * two apart (a recreation within the same millisecond as the first creation would not be seen).
+ */
+export const sameIncarnation = (a: SessionRow, b: SessionRow): boolean => a.createdAt === b.createdAt
+
+/** Whether `row` is the version `cached` was made from: the same session at the same `rev`. */
+export const sameVersion = (cached: SessionRow, row: SessionRow): boolean =>
+  cached.rev === row.rev && sameIncarnation(cached, row)
+
 export type LiveViews = ReturnType<typeof createLiveProjections<{ usage: typeof usage }>>
 
 export interface Entry {
@@ -44,8 +55,10 @@ export interface Entry {
   queuedCatchUp?: Promise<void>
   /** A watch's first load in progress (see `watch` and `page` in engine.ts). */
   opening?: Promise<void>
-  /** The runner was asked to recover this session (once per entry). */
+  /** The runner was asked to recover this session (once per entry, when it loads unfinished). */
   recovered: boolean
+  /** The open turn the runner was last asked to inherit after another engine's commits. */
+  inheritedTurn?: number
   /** Calls running on this entry (`use`): while any holds it, it is never evicted. */
   holders: number
   /** Evicts the entry once it has been idle (no holder, no listener) for IDLE_EVICT_MS. */

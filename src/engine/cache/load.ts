@@ -224,6 +224,8 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
   /**
    * Inside an inbox write whose cache is behind: the pending receipts as stored. Inbox writes do
    * not touch the log, so the folds are carried over unread and the cache is caught up after.
+   * Those folds may predate `row`: nothing decided here may read them (the inbox rules do not,
+   * and `materialize` keeps the row's lagging list whole for a commit without events).
    */
   async function inboxInTx(
     sessionId: string,
