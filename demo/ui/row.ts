@@ -190,6 +190,11 @@ function createPart(kind: PartKind): HTMLElement {
         h('pre', { class: 'tool-card__io tool-card__input' }),
         h('pre', { class: 'tool-card__io tool-card__output' }),
       ])
+    case 'file':
+      return h('div', { class: 'part file-card', attrs: { 'data-part': 'file' } }, [
+        h('span', { class: 'file-card__name' }),
+        h('span', { class: 'file-card__meta' }),
+      ])
   }
 }
 
@@ -214,5 +219,18 @@ function updatePart(node: HTMLElement, part: MessagePart): void {
       output.hidden = part.output === undefined
       return
     }
+    case 'file': {
+      const [name, meta] = node.children as unknown as [HTMLElement, HTMLElement]
+      setText(name, part.name)
+      setText(meta, `${part.mediaType} · ${formatBytes(part.size)}`)
+      setAttrs(node, { 'data-attachment': part.attachmentId })
+      return
+    }
   }
+}
+
+function formatBytes(size: number): string {
+  if (size < 1024) return `${size} B`
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`
+  return `${(size / 1024 / 1024).toFixed(1)} MB`
 }

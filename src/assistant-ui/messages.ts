@@ -5,6 +5,7 @@
  */
 import type { AppendMessage, MessageStatus, ThreadMessageLike } from '@assistant-ui/react'
 import type { ChatRow } from '../client/activity'
+import { attachmentUrl } from '../schema/attachments'
 import type { Json } from '../schema/common'
 import type { MessagePart, SessionMessage } from '../schema/messages'
 
@@ -48,6 +49,22 @@ function partOf(part: MessagePart): ContentPart {
           : {}),
       }
     }
+    case 'file':
+      return part.mediaType.startsWith('image/')
+        ? {
+            type: 'image',
+            id: part.attachmentId,
+            image: attachmentUrl(part.attachmentId),
+            filename: part.name,
+          }
+        : {
+            type: 'file',
+            id: part.attachmentId,
+            filename: part.name,
+            data: attachmentUrl(part.attachmentId),
+            mimeType: part.mediaType,
+            sourceType: 'url',
+          }
   }
 }
 
@@ -86,7 +103,14 @@ export function rowToThreadMessageLike(row: ChatRow): ThreadMessageLike {
         : {
             id: row.input.id,
             role: 'user',
-            content: [{ type: 'text', text: row.input.text }],
+            content: [
+              { type: 'text', text: row.input.text },
+              ...(row.input.attachments ?? []).flatMap((file) =>
+                file.attachmentId === undefined
+                  ? []
+                  : [partOf({ type: 'file', ...file, attachmentId: file.attachmentId })],
+              ),
+            ],
             metadata: { custom: { sessionline: { status: row.input.state } satisfies SessionlineRowInfo } },
           }
     converted.set(row, message)

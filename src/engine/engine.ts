@@ -16,6 +16,7 @@ import { z } from 'zod'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
+import { AttachmentId, type AttachmentLimits } from '../schema/attachments'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
@@ -32,6 +33,7 @@ import {
   WatchOptions,
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
+import { readAttachment, storeAttachments } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
 import { type SessionlineDb, type SessionRow, sessionInfo, toSessionlineError } from '../store/db'
 import type { ImportedWrite } from '../store/imported'
@@ -49,6 +51,7 @@ import {
   rowsBelow,
   rowsFrom,
 } from '../store/transactions'
+import { DEFAULT_ATTACHMENT_LIMITS, prepareAttachments } from './attachments'
 import { createBatcher, type Scheduler } from './batch'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
@@ -81,6 +84,12 @@ export interface EngineOptions extends ConnectionOptions {
    * whole; tests set small values to cross the boundaries often.
    */
   materialize?: Partial<MaterializePolicy>
+  /**
+   * Limits on the files an input may carry (README, "Attachments, export and storage"):
+   * `maxFileBytes` (default MAX_ATTACHMENT_BYTES), `maxInputBytes` (default
+   * MAX_INPUT_ATTACHMENT_BYTES) and the accepted `mediaTypes` (default: any).
+   */
+  attachments?: Partial<AttachmentLimits>
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -93,6 +102,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
 export function createEngineWithHost(options: EngineOptions = {}): { engine: Engine; host: RunnerHost } {
   const dbName = options.dbName ?? 'sessionline'
   const now = options.now ?? Date.now
+  const attachmentLimits: AttachmentLimits = { ...DEFAULT_ATTACHMENT_LIMITS, ...options.attachments }
   const connection = openConnection(dbName, options)
   const db: SessionlineDb = connection.db
   // Opened at once, so a database that cannot be opened is known before the first call needs it.
@@ -240,9 +250,19 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     admit: guard('admit', async (sessionId, request) => {
       const id = sessionIdOf(sessionId)
       const parsed = parseOrThrow(AdmitRequest, request, 'admit request')
-      const input = { id: parsed.id ?? nanoid(), text: parsed.text, delivery: parsed.delivery }
+      // Hashed before the write: awaiting crypto inside its transaction would commit it early.
+      const files = parsed.attachments?.length
+        ? await prepareAttachments(parsed.attachments, attachmentLimits)
+        : undefined
+      const input = {
+        id: parsed.id ?? nanoid(),
+        text: parsed.text,
+        delivery: parsed.delivery,
+        ...(files && { attachments: files.parts }),
+      }
       const { answer, wrote } = await write<'admit', [InputReceipt | undefined, IdOwner | undefined]>(id, {
         scope: 'inbox',
+        ...(files && { alsoStore: () => storeAttachments(db, id, files.stored) }),
         keys: [input.id],
         readFacts: () => Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)]),
         command: ([stored, owner]) => ({ type: 'admit', input, stored, rowOwner: owner }),
@@ -285,6 +305,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         expect: (cached) => expectPending(cached, input),
       })
       return answer
+    }),
+
+    attachment: guard('attachment', async (attachmentId) => {
+      const key = parseOrThrow(AttachmentId, attachmentId, 'attachment id')
+      return db.transaction('r', [db.attachments], () => readAttachment(db, key))
     }),
 
     pending: guard('pending', (sessionId) =>

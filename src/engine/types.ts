@@ -90,6 +90,8 @@ export interface Engine {
   cancel(sessionId: string, inputId: string): Promise<InputReceipt>
   edit(sessionId: string, inputId: string, request: EditRequest): Promise<InputReceipt>
   pending(sessionId: string): Promise<InputReceipt[]>
+  /** The bytes of a stored attachment (a `file` part's `attachmentId`), or undefined when none are stored. */
+  attachment(attachmentId: string): Promise<Blob | undefined>
   promote(sessionId: string, mode: PromoteMode): Promise<SessionMessage[]>
 
   append(sessionId: string, events: readonly SessionEvent[]): Promise<{ headSeq: number }>

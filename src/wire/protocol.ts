@@ -30,6 +30,7 @@ export const ENGINE_METHODS = [
   'cancel',
   'edit',
   'pending',
+  'attachment',
   'promote',
   'append',
   'events',
