@@ -20,7 +20,9 @@ import { AttachmentId, type AttachmentLimits } from '../schema/attachments'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
+import { ImportRequest } from '../schema/import'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
+import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
 import {
   DEFAULT_OUTLINE_SLICE,
@@ -61,6 +63,8 @@ import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
+import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
+import { persistStorage, storageReport } from './storage'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 import { createWritePath } from './write-path'
 
@@ -519,6 +523,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     interrupt: guard('interrupt', async (sessionId) => runner.interrupt(sessionIdOf(sessionId))),
 
     importTranscript: guard('importTranscript', async (request) => {
+      const restored = await sessionlineBytes(
+        parseOrThrow(ImportRequest, request, 'importTranscript request'),
+      )
+      if (restored) {
+        const info = await importSessionline(db, restored, putFolds)
+        notes.post({ sessionId: info.id, rev: 1 })
+        searchIndex.refresh(info.id)
+        return info
+      }
       const written = await importTranscriptInto(db, request, now)
       await importedChanged(written)
       return written.session
@@ -532,6 +545,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         onWritten: (written) => void importedChanged(written),
       })
     }),
+
+    exportSession: guard('exportSession', async (sessionId, request = {}) => {
+      const id = sessionIdOf(sessionId)
+      const { format } = parseOrThrow(ExportRequest, request, 'exportSession request')
+      // Writes acknowledged before the export are in it: the read follows them.
+      return exportSessionFrom(db, id, format)
+    }),
+
+    storage: guard('storage', () => storageReport(db)),
+    persist: guard('persist', () => persistStorage()),
 
     flush: guard('flush', () => connection.flush()),
 

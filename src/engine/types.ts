@@ -5,6 +5,7 @@ import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
 import type { SessionMessage, TextAppend } from '../schema/messages'
+import type { ExportRequest, StorageReport } from '../schema/portability'
 import type { ConfigureRequest } from '../schema/provider'
 import type {
   EventsRequest,
@@ -112,8 +113,26 @@ export interface Engine {
   /** Runner: abort the running step and end the turn `aborted`; pending input stays pending. */
   interrupt(sessionId: string): Promise<void>
 
-  /** Import: stores a Pi, Claude Code or Codex session file; importing it again updates it in place. */
+  /**
+   * Import: stores a Pi, Claude Code or Codex session file (importing it again updates it in
+   * place), or a `sessionline` export, restored as the same native session (a `conflict` if that
+   * session exists).
+   */
   importTranscript(request: ImportRequest): Promise<SessionInfo>
+
+  /**
+   * One session as a file: `sessionline` (default; lossless, for `importTranscript`) or
+   * `markdown` (the visible path, files by name). docs/decisions/0032.
+   */
+  exportSession(sessionId: string, request?: ExportRequest): Promise<Blob>
+  /** The origin's usage and quota, whether its storage is persistent, and each session's size. */
+  storage(): Promise<StorageReport>
+  /**
+   * Asks the browser to keep this origin's data (`navigator.storage.persist()`); answers whether
+   * it is persistent now. In a worker, where browsers do not offer the request, it answers
+   * `persisted()`: the page's client asks from the page.
+   */
+  persist(): Promise<boolean>
   /** Import: the session files of a folder, one at a time; unchanged files are skipped; one report per file. */
   importFiles(files: readonly ImportFile[], onProgress?: ImportProgressListener): Promise<FileImportReport[]>
 
