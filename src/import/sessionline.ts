@@ -13,8 +13,9 @@
  * ```
  *
  * `sha256` is the SHA-256 (hex) of every byte after the header's newline; `lines` counts those
- * lines. The output is deterministic (no export time, fixed order and key order), so exporting
- * an imported export again gives the same bytes.
+ * lines. The output is deterministic (no export time, records in a fixed order, each printed
+ * as stored), and an import stores each record as the file has it, so exporting an imported
+ * export again gives the same bytes.
  */
 import { z } from 'zod'
 import { AttachmentId, MediaType } from '../schema/attachments'
@@ -90,17 +91,8 @@ const Line = z.discriminatedUnion('kind', [
   }),
 ])
 
-/**
- * Objects with their keys sorted: the same record prints the same whichever way it was built (a
- * stored row keeps its writer's key order, a parsed one takes its schema's).
- */
-function sortedKeys(_key: string, value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
-  const sorted: Record<string, unknown> = {}
-  for (const key of Object.keys(value).sort()) sorted[key] = (value as Record<string, unknown>)[key]
-  return sorted
-}
-const line = (value: unknown) => JSON.stringify(value, sortedKeys)
+/** One line: a record as stored, keys in the order its writer gave them. */
+const line = (value: unknown) => JSON.stringify(value)
 
 /** The lines after the header, each ending in a newline. */
 export function sessionlineBody(content: SessionlineContent): string {
@@ -179,7 +171,9 @@ export function parseSessionlineBody(header: SessionlineHeader, body: string): S
     const parsed = Line.safeParse(value)
     if (!parsed.success)
       throw invalid(`${where}: ${parsed.error.issues[0]?.message ?? 'malformed'}`, { line: i + 2 })
-    const line = parsed.data
+    // Checked with the schema, kept as read: a record stored from the file prints back to the
+    // same text (its keys in the file's order), so export -> import -> export gives the same bytes.
+    const line = { ...parsed.data, ...(value as object) } as typeof parsed.data
     if (line.kind === 'session') {
       if (i !== 0) throw invalid(`${where}: the session line must come first`, { line: i + 2 })
       session = line.session
