@@ -56,7 +56,17 @@ const OVERRIDES = JSON.parse(option('--config') ?? '{}')
 /** `BENCH_TRACE=<file>`: record a Chromium trace of the run (see startTrace). */
 const TRACE = process.env.BENCH_TRACE
 /** `--only a,b`: the browser steps (and `folds`) to run; the rest is skipped, so one step can be rerun alone. */
-const STEPS = ['writes', 'reads', 'comlink', 'search', 'jumps', 'stream-page', 'peers', 'folds']
+const STEPS = [
+  'writes',
+  'reads',
+  'comlink',
+  'search',
+  'jumps',
+  'stream-page',
+  'peers',
+  'folds',
+  'portability',
+]
 const ONLY = option('--only')?.split(',')
 for (const name of ONLY ?? [])
   if (!STEPS.includes(name)) fail(`--only: unknown step ${name} (${STEPS.join(', ')})`)
@@ -383,6 +393,7 @@ async function runInBrowser(report) {
   await run('jumps', '(9) jumps', 'jumps')
   await run('stream-page', '(10) a streamed answer into a 10,000-row window', 'streamPage')
   await run('peers', '(11) peers: one chat on sessionline, Dexie liveQuery and RxDB', 'peers', DEADLINE_MS)
+  await run('portability', '(13) attachments, export and import', 'portability', 600_000)
   if (needsSeed)
     comparisons.push(
       .../** @type {never[]} */ (

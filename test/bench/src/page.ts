@@ -101,6 +101,7 @@ const bench = {
   comlink,
   search: (config: unknown) => remote.search(config),
   growth: (config: unknown) => remote.growth(config),
+  portability: (config: unknown) => remote.portability(config),
   jumps,
   peers,
   streamPage,
