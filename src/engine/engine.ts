@@ -64,6 +64,7 @@ import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
+import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 import { createWritePath } from './write-path'
@@ -94,6 +95,12 @@ export interface EngineOptions extends ConnectionOptions {
    * MAX_INPUT_ATTACHMENT_BYTES) and the accepted `mediaTypes` (default: any).
    */
   attachments?: Partial<AttachmentLimits>
+  /**
+   * The note outside IndexedDB that tells a database the browser emptied (`storage().evicted`;
+   * src/engine/site-marker.ts). Default: a Cache API entry where there is one (not in memory
+   * mode); `false`: no note.
+   */
+  marker?: SiteMarker | false
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -107,10 +114,36 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   const dbName = options.dbName ?? 'sessionline'
   const now = options.now ?? Date.now
   const attachmentLimits: AttachmentLimits = { ...DEFAULT_ATTACHMENT_LIMITS, ...options.attachments }
+  const marker =
+    options.marker === false
+      ? undefined
+      : (options.marker ?? (options.storage === 'memory' ? undefined : cacheMarker(dbName)))
   const connection = openConnection(dbName, options)
   const db: SessionlineDb = connection.db
   // Opened at once, so a database that cannot be opened is known before the first call needs it.
   connection.ready().catch(() => undefined)
+  /**
+   * Read once, as the engine opens: whether the note says sessions were kept and the database has
+   * none. Every later change of the note waits for this reading.
+   */
+  const noted = (async () => {
+    if (!marker) return { held: false, evicted: false }
+    await connection.ready()
+    const held = await marker.held()
+    return { held, evicted: held && (await db.sessions.count()) === 0 }
+  })().catch(() => ({ held: false, evicted: false }))
+  /** Keeps the note in step with whether the database holds sessions (never fails a call). */
+  function noteSessions(): void {
+    if (!marker) return
+    void noted
+      .then(async (note) => {
+        const held = (await db.sessions.count()) > 0
+        if (held === note.held) return
+        note.held = held
+        await marker.set(held)
+      })
+      .catch(() => undefined)
+  }
   const inputListeners = new Set<(sessionId: string) => void>()
   // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
   const notes = createNotes(dbName, (note) => cache.onNote(note), options.broadcast ?? true)
@@ -226,6 +259,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       await use(id, async (entry) => {
         if (!entry.snap) setSnapshot(entry, snap)
       })
+      noteSessions()
       return sessionInfo(snap.row)
     }),
 
@@ -249,6 +283,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const entry = entries.get(id)
       if (entry) removeEntry(entry)
       await searchIndex.forget(id)
+      noteSessions()
     }),
 
     admit: guard('admit', async (sessionId, request) => {
@@ -530,20 +565,24 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         const info = await importSessionline(db, restored, putFolds)
         notes.post({ sessionId: info.id, rev: 1 })
         searchIndex.refresh(info.id)
+        noteSessions()
         return info
       }
       const written = await importTranscriptInto(db, request, now)
       await importedChanged(written)
+      noteSessions()
       return written.session
     }),
     importFiles: guard('importFiles', async (files, onProgress) => {
       if (onProgress !== undefined && typeof onProgress !== 'function')
         throw new SessionlineError('invalid_input', 'importFiles: onProgress must be a function')
-      return importFilesInto(db, files, {
+      const reports = await importFilesInto(db, files, {
         now,
         onProgress,
         onWritten: (written) => void importedChanged(written),
       })
+      noteSessions()
+      return reports
     }),
 
     exportSession: guard('exportSession', async (sessionId, request = {}) => {
@@ -553,7 +592,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       return exportSessionFrom(db, id, format)
     }),
 
-    storage: guard('storage', () => storageReport(db)),
+    storage: guard('storage', async () => storageReport(db, (await noted).evicted)),
     persist: guard('persist', () => persistStorage()),
 
     flush: guard('flush', () => connection.flush()),

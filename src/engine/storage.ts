@@ -49,7 +49,7 @@ const storageManager = (): StorageManagerLike | undefined =>
   (globalThis as { navigator?: { storage?: StorageManagerLike } }).navigator?.storage
 
 /** The origin's figures and each session's size, largest first. */
-export async function storageReport(db: SessionlineDb): Promise<StorageReport> {
+export async function storageReport(db: SessionlineDb, evicted: boolean): Promise<StorageReport> {
   const manager = storageManager()
   const [estimate, persisted, sessions] = await Promise.all([
     manager?.estimate?.().catch(() => undefined),
@@ -61,6 +61,7 @@ export async function storageReport(db: SessionlineDb): Promise<StorageReport> {
     quota: estimate?.quota ?? 0,
     persisted: persisted ?? false,
     sessions,
+    evicted,
   }
 }
 

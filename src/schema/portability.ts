@@ -38,4 +38,10 @@ export interface StorageReport {
   persisted: boolean
   /** Largest first. */
   sessions: SessionStorage[]
+  /**
+   * The database was empty when this engine opened it, though a note kept outside IndexedDB
+   * says it held sessions: the browser deleted this site's data since the last visit. False
+   * where no note can be kept (no Cache API) or the note went with the data.
+   */
+  evicted: boolean
 }

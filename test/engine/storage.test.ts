@@ -5,10 +5,12 @@
  */
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { describe, expect, test } from 'vitest'
+import { createEngine } from '../../src/engine/engine'
+import { memoryMarker } from '../../src/engine/site-marker'
 import { sizeOf } from '../../src/engine/storage'
 import type { Engine } from '../../src/engine/types'
 import { openDb } from '../../src/store/db'
-import { engineKinds, type TestEngine } from '../support/engines'
+import { engineKinds, freshDbName, type TestEngine } from '../support/engines'
 
 /** Every row of every table, by table name. */
 async function scan(dbName: string): Promise<Record<string, Record<string, unknown>[]>> {
@@ -137,4 +139,39 @@ describe.each(engineKinds)('storage %s', (_, makeEngine) => {
       expect([report.usage, report.quota, report.persisted]).toEqual([0, 0, false])
       expect(await engine.persist()).toBe(false)
     }))
+})
+
+test('a database the browser emptied since the last visit is told apart from one the user emptied', async () => {
+  const dbName = freshDbName('evicted')
+  const marker = memoryMarker()
+  const open = () => createEngine({ dbName, indexedDB, IDBKeyRange, marker })
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 50))
+
+  const first = open()
+  expect((await first.storage()).evicted).toBe(false) // a first visit: nothing was kept
+  await first.createSession({ id: 'kept' })
+  await settle()
+  await first.close()
+  expect(await marker.held()).toBe(true)
+
+  // The browser deletes the site's IndexedDB between visits; the note outside it stays.
+  await new Promise((resolve, reject) => {
+    const request = indexedDB.deleteDatabase(dbName)
+    request.onsuccess = resolve
+    request.onerror = () => reject(request.error)
+  })
+  const second = open()
+  expect((await second.storage()).evicted).toBe(true)
+  expect(await second.listSessions()).toEqual([])
+  // Once the app goes on (a new session), the note is true again; this engine keeps saying what it found.
+  await second.createSession({ id: 'fresh' })
+  expect((await second.storage()).evicted).toBe(true)
+  // The user deletes every session: the note is cleared, so the next empty open is no eviction.
+  await second.deleteSession('fresh')
+  await settle()
+  await second.close()
+  expect(await marker.held()).toBe(false)
+  const third = open()
+  expect((await third.storage()).evicted).toBe(false)
+  await third.close()
 })
