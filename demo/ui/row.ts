@@ -1,4 +1,4 @@
-import type { Json, MessagePart, SessionMessage, TimelineInput, TimelineRow } from '../../src/index'
+import type { FilePart, Json, MessagePart, SessionMessage, TimelineInput, TimelineRow } from '../../src/index'
 import { h, setAttrs, setText, toggleClass } from './dom'
 import { MarkdownView } from './markdown-view'
 
@@ -27,6 +27,50 @@ function formatJson(value: Json | undefined): string {
   if (value === undefined) return ''
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2)
   return text.length > MAX_JSON ? `${text.slice(0, MAX_JSON)}\n…` : text
+}
+
+/** Where images of file parts come from (the client's `attachment`), set once by the app. */
+let attachmentSource: ((attachmentId: string) => Promise<Blob | undefined>) | undefined
+/** Object URLs made for attachments, by id: one per image however many rows show it. */
+const attachmentUrls = new Map<string, Promise<string | undefined>>()
+
+export function setAttachmentSource(load: (attachmentId: string) => Promise<Blob | undefined>): void {
+  attachmentSource = load
+}
+
+/** Revokes every object URL made for attachments (the transcript they were shown in is gone). */
+export function releaseAttachmentUrls(): void {
+  for (const url of attachmentUrls.values()) void url.then((u) => u && URL.revokeObjectURL(u))
+  attachmentUrls.clear()
+}
+
+function attachmentUrl(attachmentId: string): Promise<string | undefined> {
+  let url = attachmentUrls.get(attachmentId)
+  if (!url) {
+    url = (attachmentSource?.(attachmentId) ?? Promise.resolve(undefined))
+      .then((blob) => (blob ? URL.createObjectURL(blob) : undefined))
+      .catch(() => undefined)
+    attachmentUrls.set(attachmentId, url)
+  }
+  return url
+}
+
+/** An inbox input's parts: its text, then the files the engine stored (those on their way have no id yet). */
+function inputParts(input: TimelineInput): MessagePart[] {
+  const files = (input.attachments ?? []).flatMap((file): FilePart[] =>
+    file.attachmentId === undefined
+      ? []
+      : [
+          {
+            type: 'file',
+            attachmentId: file.attachmentId,
+            name: file.name,
+            mediaType: file.mediaType,
+            size: file.size,
+          },
+        ],
+  )
+  return input.text === '' && files.length > 0 ? files : [{ type: 'text', text: input.text }, ...files]
 }
 
 /** `data-state` of a row: where it is in its life, for styling and for tests. */
@@ -120,7 +164,7 @@ export class RowView {
         state === 'failed' ? 'not sent' : state === 'sending' ? 'sending' : `pending ${input.delivery}`,
       )
       this.retry.hidden = state !== 'failed'
-      this.renderParts([{ type: 'text', text: input.text }], false)
+      this.renderParts(inputParts(input), false)
       return
     }
     const { message } = row
@@ -192,6 +236,7 @@ function createPart(kind: PartKind): HTMLElement {
       ])
     case 'file':
       return h('div', { class: 'part file-card', attrs: { 'data-part': 'file' } }, [
+        h('img', { class: 'file-card__image', attrs: { alt: '' } }),
         h('span', { class: 'file-card__name' }),
         h('span', { class: 'file-card__meta' }),
       ])
@@ -220,9 +265,17 @@ function updatePart(node: HTMLElement, part: MessagePart): void {
       return
     }
     case 'file': {
-      const [name, meta] = node.children as unknown as [HTMLElement, HTMLElement]
+      const [image, name, meta] = node.children as unknown as [HTMLImageElement, HTMLElement, HTMLElement]
       setText(name, part.name)
       setText(meta, `${part.mediaType} · ${formatBytes(part.size)}`)
+      const isImage = part.mediaType.startsWith('image/')
+      image.hidden = !isImage
+      if (isImage && node.dataset.attachment !== part.attachmentId) {
+        image.alt = part.name
+        void attachmentUrl(part.attachmentId).then((url) => {
+          if (url && node.dataset.attachment === part.attachmentId) image.src = url
+        })
+      }
       setAttrs(node, { 'data-attachment': part.attachmentId })
       return
     }
