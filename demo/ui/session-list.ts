@@ -35,7 +35,7 @@ export class SessionList {
       })
       remove.addEventListener('click', () => this.options.remove(session))
       const download = h('button', {
-        class: 'sessions__delete',
+        class: 'sessions__export',
         text: '↓',
         attrs: { type: 'button', 'aria-label': `Export ${session.title || 'session'}`, title: 'Export' },
       })

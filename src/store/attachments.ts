@@ -23,9 +23,11 @@ export async function storeAttachments(
   const unique = [...new Map(files.map((f) => [f.id, f])).values()]
   const refs = db.attachmentRefs.bulkPut(unique.map((f) => ({ sessionId, attachmentId: f.id })))
   // Bytes already stored are not written again: a 10 MB screenshot pasted twice costs one copy.
+  // Put, not add: two admits of the same new bytes committed together both find them missing,
+  // and the same content under the same key is the same row.
   const stored = await db.attachments.bulkGet(unique.map((f) => f.id))
   const missing = unique.filter((_, i) => stored[i] === undefined)
-  await Promise.all([refs, missing.length > 0 ? db.attachments.bulkAdd(missing) : undefined])
+  await Promise.all([refs, missing.length > 0 ? db.attachments.bulkPut(missing) : undefined])
 }
 
 /**

@@ -215,9 +215,11 @@ function quotaLimitedFactory(): IDBFactory {
         tx.objectStore = (storeName: string) => {
           const store = objectStore(storeName)
           if (storeName === 'attachments') {
-            store.add = () => {
+            const full = () => {
               throw new DOMException('The quota has been exceeded.', 'QuotaExceededError')
             }
+            store.add = full
+            store.put = full
           }
           return store
         }

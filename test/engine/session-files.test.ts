@@ -261,7 +261,7 @@ describe.each(engineKinds)('sessionline files %s', (_, makeEngine) => {
       await t.engine.admit(id, { text: 'still pending' })
       const markdown = await (await t.engine.exportSession(id, { format: 'markdown' })).text()
       expect(markdown).toBe(
-        [
+        `${[
           '# Trip',
           '## User',
           'where is this?',
@@ -272,10 +272,49 @@ describe.each(engineKinds)('sessionline files %s', (_, makeEngine) => {
           '**Tool `search`**',
           '```json\n{\n  "q": "map"\n}\n```',
           '```\nLisbon\n```',
-        ].join('\n\n') + '\n',
+        ].join('\n\n')}\n`,
       )
     } finally {
       await t.close()
     }
   })
+})
+
+test('an imported Pi session exports with its rows and comes back the same after a delete', async () => {
+  const { readFileSync } = await import('node:fs')
+  const text = readFileSync(
+    new URL('../import/fixtures/pi/tree-v3-branch-compaction.jsonl', import.meta.url),
+    'utf8',
+  )
+  const t = await inProcessEngine()
+  try {
+    const info = await t.engine.importTranscript({ text, name: 'tree.jsonl' })
+    const before = {
+      info: await t.engine.getSession(info.id),
+      rows: (await t.engine.page(info.id, { limit: 1000, includeInactive: true })).messages,
+      outline: await t.engine.projection(info.id, 'turnOutline'),
+      usage: await t.engine.projection(info.id, 'usage'),
+    }
+    const file = await t.engine.exportSession(info.id)
+    const kinds = new Set(
+      (await file.text())
+        .split('\n')
+        .slice(1, -1)
+        .map((l) => JSON.parse(l).kind),
+    )
+    expect(kinds).toEqual(new Set(['session', 'row']))
+    await t.engine.deleteSession(info.id)
+    expect((await t.engine.importTranscript({ blob: file })).id).toBe(info.id)
+    expect({
+      info: await t.engine.getSession(info.id),
+      rows: (await t.engine.page(info.id, { limit: 1000, includeInactive: true })).messages,
+      outline: await t.engine.projection(info.id, 'turnOutline'),
+      usage: await t.engine.projection(info.id, 'usage'),
+    }).toEqual(before)
+    expect(await bytesOf(await t.engine.exportSession(info.id))).toEqual(await bytesOf(file))
+    // Still read-only, as the original import was.
+    expect((await failure(t.engine.admit(info.id, { text: 'x' }))).code).toBe('invalid_state')
+  } finally {
+    await t.close()
+  }
 })
