@@ -5,10 +5,15 @@
  * the same session elsewhere (here: after deleting it).
  */
 import type { Page } from 'playwright-core'
-import { describe, expect, test } from 'vitest'
-import { demoSuite, newSession, waitReady } from './harness'
+import { afterEach, describe, expect, test } from 'vitest'
+import { type Browser, demoSuite, launchBrowser, newSession, waitReady } from './harness'
 
-const { start } = demoSuite()
+const { start, url } = demoSuite()
+let own: Browser | undefined
+afterEach(async () => {
+  await own?.close()
+  own = undefined
+})
 
 /** A 2×2 red PNG. */
 const PNG_BASE64 =
@@ -71,5 +76,86 @@ describe('attachments in the playground (Chromium)', () => {
       return { gone, id: info.id, size: blob?.size, type: blob?.type }
     }, sessionId)
     expect(restored).toEqual({ gone: false, id: sessionId, size: atob(PNG_BASE64).length, type: 'image/png' })
+  })
+
+  test('an attachment the disk has no room for: quota_exceeded, no receipt, no bytes, earlier inputs kept across a reload', async () => {
+    own = await launchBrowser()
+    const page = own.context.pages()[0] ?? (await own.context.newPage())
+    const cdp = await own.context.newCDPSession(page)
+    // Before the origin opens any storage (Chromium does not apply it to an open connection).
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(url()).origin, quotaSize: 3_000_000 })
+    await page.goto(url())
+    await waitReady(page)
+    const outcome = await page.evaluate(async () => {
+      const { client } = window.__sessionline!
+      await client.configure({ provider: { kind: 'none' } })
+      const { id } = await client.createSession({ title: 'quota' })
+      // Bytes that do not compress (Chromium compresses what IndexedDB stores).
+      const noise = (size: number, seed: number) => {
+        const bytes = new Uint8Array(size)
+        const words = new Uint32Array(bytes.buffer)
+        let x = seed
+        for (let i = 0; i < words.length; i++) {
+          x ^= x << 13
+          x ^= x >>> 17
+          x ^= x << 5
+          words[i] = x >>> 0
+        }
+        return bytes
+      }
+      const hex = async (bytes: Uint8Array<ArrayBuffer>) =>
+        [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))]
+          .map((b) => b.toString(16).padStart(2, '0'))
+          .join('')
+      const small = noise(20_000, 7)
+      const kept = await client.admit(id, {
+        id: 'kept',
+        text: 'small',
+        attachments: [{ name: 'small.bin', mediaType: 'application/octet-stream', data: new Blob([small]) }],
+      })
+      const big = noise(6_000_000, 11)
+      const refused = await client
+        .admit(id, {
+          id: 'refused',
+          text: 'too big for the disk',
+          attachments: [{ name: 'big.bin', mediaType: 'application/octet-stream', data: new Blob([big]) }],
+        })
+        .then(
+          () => 'accepted',
+          (error: { code?: string }) => error.code,
+        )
+      return {
+        id,
+        refused,
+        keptBytes: kept.attachments?.[0]?.attachmentId === (await hex(small)),
+        bigId: await hex(big),
+      }
+    })
+    expect(outcome.refused).toBe('quota_exceeded')
+    expect(outcome.keptBytes).toBe(true)
+    for (const reloaded of [false, true]) {
+      if (reloaded) {
+        await page.reload()
+        await waitReady(page)
+      }
+      const after = await page.evaluate(
+        async ({ id, bigId }) => {
+          const { client } = window.__sessionline!
+          const pending = await client.pending(id)
+          const keptId = pending[0]?.attachments?.[0]?.attachmentId
+          return {
+            pending: pending.map((r) => r.id),
+            big: (await client.attachment(bigId)) === undefined ? 'absent' : 'stored',
+            kept: keptId ? (await client.attachment(keptId))?.size : undefined,
+          }
+        },
+        { id: outcome.id, bigId: outcome.bigId },
+      )
+      expect(after, reloaded ? 'after a reload' : 'at once').toEqual({
+        pending: ['kept'],
+        big: 'absent',
+        kept: 20_000,
+      })
+    }
   })
 })
