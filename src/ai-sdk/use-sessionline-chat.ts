@@ -21,7 +21,12 @@ import { useSessionView } from '../react'
 import type { Delivery } from '../schema/common'
 import type { InputReceipt } from '../schema/inputs'
 import { isOpenMessageRow, rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from './messages'
-import { SessionlineChatTransport, type SessionlineChatTransportOptions, textOfParts } from './transport'
+import {
+  filesOfMessage,
+  SessionlineChatTransport,
+  type SessionlineChatTransportOptions,
+  textOfParts,
+} from './transport'
 
 export type UseSessionlineChatOptions = Omit<
   ChatInit<SessionlineUIMessage>,
@@ -165,7 +170,12 @@ export function useSessionlineChat(
           ? message.text
           : textOfParts(message.parts ?? [])
       const id = 'id' in message && typeof message.id === 'string' ? message.id : undefined
-      await view.admit(text, { delivery: 'queue', ...(id ? { id } : {}) })
+      const attachments = await filesOfMessage(message)
+      await view.admit(text, {
+        delivery: 'queue',
+        ...(id ? { id } : {}),
+        ...(attachments.length > 0 && { attachments }),
+      })
     },
     [chatSend, view],
   )
