@@ -59,6 +59,18 @@ export async function filesOfParts(
   )
 }
 
+/** Whether a message handed to `sendMessage` (or sent by the chat) carries files. */
+export function hasFiles(message: object): boolean {
+  const { files, parts } = message as { files?: unknown; parts?: unknown }
+  if (
+    files &&
+    typeof (files as ArrayLike<unknown>).length === 'number' &&
+    (files as ArrayLike<unknown>).length > 0
+  )
+    return true
+  return Array.isArray(parts) && parts.some((part) => (part as { type?: unknown })?.type === 'file')
+}
+
 /**
  * The files of what `sendMessage` was given: `files` (a `FileList` or file parts) beside `text`,
  * or the file parts among `parts`.
@@ -118,7 +130,7 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
     const last = options.messages.at(-1)
     if (last === undefined || last.role !== 'user')
       throw new SessionlineError('invalid_input', 'sendMessages needs a user message last')
-    const attachments = await filesOfParts(last.parts)
+    const attachments = hasFiles(last) ? await filesOfParts(last.parts) : []
     await this.view.admit(textOfParts(last.parts), {
       id: last.id,
       delivery: this.#delivery,

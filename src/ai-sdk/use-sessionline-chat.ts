@@ -23,6 +23,7 @@ import type { InputReceipt } from '../schema/inputs'
 import { isOpenMessageRow, rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from './messages'
 import {
   filesOfMessage,
+  hasFiles,
   SessionlineChatTransport,
   type SessionlineChatTransportOptions,
   textOfParts,
@@ -170,7 +171,8 @@ export function useSessionlineChat(
           ? message.text
           : textOfParts(message.parts ?? [])
       const id = 'id' in message && typeof message.id === 'string' ? message.id : undefined
-      const attachments = await filesOfMessage(message)
+      // Read only when there are files: a message of text is admitted (and shown) in this task.
+      const attachments = hasFiles(message) ? await filesOfMessage(message) : []
       await view.admit(text, {
         delivery: 'queue',
         ...(id ? { id } : {}),
