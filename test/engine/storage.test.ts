@@ -6,7 +6,7 @@
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { describe, expect, test } from 'vitest'
 import { createEngine } from '../../src/engine/engine'
-import { memoryMarker } from '../../src/engine/site-marker'
+import { cacheMarker, memoryMarker } from '../../src/engine/site-marker'
 import { sizeOf } from '../../src/engine/storage'
 import type { Engine } from '../../src/engine/types'
 import { openDb } from '../../src/store/db'
@@ -174,4 +174,35 @@ test('a database the browser emptied since the last visit is told apart from one
   const third = open()
   expect((await third.storage()).evicted).toBe(false)
   await third.close()
+})
+
+test('the default note is a Cache API entry per database name, and there is none without a Cache API', async () => {
+  expect(cacheMarker('db')).toBeUndefined() // Node has no Cache API
+  // A Cache API as the platform's: caches by name, entries by URL (what the marker calls of it).
+  const stores = new Map<string, Map<string, Response>>()
+  const caches = {
+    async open(name: string) {
+      const entries = stores.get(name) ?? new Map<string, Response>()
+      stores.set(name, entries)
+      return {
+        match: async (url: string) => entries.get(url),
+        put: async (url: string, response: Response) => void entries.set(url, response),
+        delete: async (url: string) => entries.delete(url),
+      }
+    },
+  }
+  const global = globalThis as { caches?: unknown }
+  global.caches = caches
+  try {
+    const one = cacheMarker('one') as NonNullable<ReturnType<typeof cacheMarker>>
+    const two = cacheMarker('two') as NonNullable<ReturnType<typeof cacheMarker>>
+    expect(await one.held()).toBe(false)
+    await one.set(true)
+    expect([await one.held(), await two.held()]).toEqual([true, false])
+    expect([...(stores.get('sessionline-marker')?.keys() ?? [])]).toEqual(['/__sessionline__/one'])
+    await one.set(false)
+    expect(await one.held()).toBe(false)
+  } finally {
+    delete global.caches
+  }
 })
