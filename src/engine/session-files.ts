@@ -38,7 +38,7 @@ export async function exportSessionFrom(
   sessionId: string,
   format: ExportFormat,
 ): Promise<Blob> {
-  const stored = await readWholeSession(db, sessionId, { rows: true })
+  const stored = await readWholeSession(db, sessionId)
   if (!stored) throw notFound(sessionId)
   const native = stored.row.source === 'native'
   if (format === 'markdown') {

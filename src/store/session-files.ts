@@ -18,7 +18,10 @@ export interface StoredSession {
   row: SessionRow
   events: StoredEvent[]
   inputs: InputReceipt[]
-  /** Its stored rows (a streaming row may lag the log; see docs/decisions/0021). */
+  /**
+   * The stored rows of a session that has no log (an imported one); none for a native session,
+   * whose rows are its log folded (and whose stored rows may lag it: docs/decisions/0021).
+   */
   rows: SessionMessage[]
   /** The bytes it references, sorted by id. */
   attachments: AttachmentRow[]
@@ -29,23 +32,25 @@ const ofSession = (sessionId: string) => [
   [sessionId, MAX_KEY],
 ]
 
-/** Reads every stored thing of session `sessionId` in one readonly transaction; undefined if none. */
-export function readWholeSession(
-  db: SessionlineDb,
-  sessionId: string,
-  { rows: withRows }: { rows: boolean },
-): Promise<StoredSession | undefined> {
+/**
+ * Reads every stored thing of session `sessionId` in one readonly transaction (the rows only of
+ * a session without a log); undefined if there is no such session.
+ */
+export function readWholeSession(db: SessionlineDb, sessionId: string): Promise<StoredSession | undefined> {
   const tables = [db.sessions, db.events, db.inputs, db.messages, db.attachments, db.attachmentRefs]
   return answerRead(db, tables, async () => {
     const [lower, upper] = ofSession(sessionId) as [[string, unknown], [string, unknown]]
-    const [row, events, inputs, rows, refs] = await Promise.all([
+    const [row, events, inputs, refs] = await Promise.all([
       db.sessions.get(sessionId),
       eventsBetween(db, sessionId, 0),
       db.inputs.where('[sessionId+seq]').between(lower, upper).toArray(),
-      withRows ? db.messages.where('[sessionId+seq]').between(lower, upper).toArray() : [],
       db.attachmentRefs.where('[sessionId+attachmentId]').between(lower, upper).toArray(),
     ])
     if (!row) return undefined
+    const rows =
+      row.source === 'native'
+        ? []
+        : await db.messages.where('[sessionId+seq]').between(lower, upper).toArray()
     const ids = refs.map((r) => r.attachmentId).sort()
     const found = await db.attachments.bulkGet(ids)
     const attachments = found.filter((a): a is AttachmentRow => a !== undefined)
