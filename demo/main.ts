@@ -17,9 +17,11 @@ import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
+import { releaseAttachmentUrls, setAttachmentSource } from './ui/row'
 import { SearchBox } from './ui/search'
 import { SessionList } from './ui/session-list'
 import { describeProvider, initialProvider, SettingsDialog } from './ui/settings'
+import { StoragePanel } from './ui/storage-panel'
 import { Transcript } from './ui/transcript'
 
 const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
@@ -31,6 +33,8 @@ const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
 // --- the library: one worker owns the database, the page only renders snapshots ---
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
 const client = connect(worker)
+// Images of file parts are read from the engine: they outlive the page that pasted them.
+setAttachmentSource((attachmentId) => client.attachment(attachmentId))
 
 let provider = initialProvider(new URLSearchParams(location.search))
 let sessions: SessionInfo[] = []
@@ -143,7 +147,31 @@ const composer = new Composer(
 const sessionList = new SessionList($('#session-list'), {
   select: (id) => void openSession(id),
   remove: (session) => void removeSession(session).catch(report('Could not delete the session')),
+  exportSession: (session) => void exportSession(session).catch(report('Could not export the session')),
 })
+
+/** Saves the session as a `sessionline` file; dropping it on the import zone restores it whole. */
+async function exportSession(session: SessionInfo): Promise<void> {
+  const file = await client.exportSession(session.id)
+  const link = document.createElement('a')
+  link.href = URL.createObjectURL(file)
+  link.download = `${(session.title || 'session').replace(/[^\w .-]+/g, '_')}.sessionline.jsonl`
+  link.click()
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+}
+
+const storagePanel = new StoragePanel($('#storage-panel'), {
+  read: () => client.storage(),
+  persist: () => client.persist(),
+  titleOf: (id) => sessions.find((s) => s.id === id)?.title || 'Untitled',
+})
+// A database the browser emptied since the last visit is said so, not shown as an empty app.
+void client
+  .storage()
+  .then((s) => {
+    if (s.evicted) showNotice("Your browser deleted this site's data since your last visit.")
+  })
+  .catch(() => undefined)
 const settings = new SettingsDialog($<HTMLDialogElement>('#settings'), { apply: applyProvider })
 const searchBox = new SearchBox($<HTMLDialogElement>('#search'), {
   search: (query) => client.search(query, { limit: 30 }),
@@ -191,10 +219,16 @@ async function openHit(hit: SearchHit): Promise<void> {
   schedule()
 }
 
-function send(text: string, delivery: Delivery): void {
+function send(text: string, delivery: Delivery, files: readonly File[]): void {
   if (!view) return
+  // A pasted screenshot has no name and sometimes no type: it still gets both.
+  const attachments = files.map((file, i) => ({
+    name: file.name || `pasted-${i + 1}.${(file.type.split('/')[1] ?? 'bin').replace(/[^a-z0-9]/gi, '')}`,
+    mediaType: file.type || 'application/octet-stream',
+    data: file,
+  }))
   // Not awaited: the row is already in the snapshot; a failure marks it `failed` with a retry.
-  view.admit(text, { delivery }).catch(report('Not sent'))
+  view.admit(text, { delivery, ...(attachments.length > 0 && { attachments }) }).catch(report('Not sent'))
   transcript.followTail()
 }
 
@@ -241,6 +275,7 @@ async function openSession(id: string, reopen = false): Promise<void> {
   unsubscribe?.()
   view?.dispose()
   transcript.reset()
+  releaseAttachmentUrls()
   jumpingTurn = undefined
   const opened = client.open(id, { includeInactive: showSuperseded.checked })
   view = opened
@@ -364,7 +399,10 @@ $('#new-session').addEventListener(
   'click',
   () => void newSession().catch(report('Could not create a session')),
 )
-$('#open-settings').addEventListener('click', () => settings.open(provider))
+$('#open-settings').addEventListener('click', () => {
+  settings.open(provider)
+  void storagePanel.refresh().catch(report('Could not read the storage figures'))
+})
 $('#open-search').addEventListener('click', () => searchBox.open())
 for (const button of document.querySelectorAll<HTMLButtonElement>('[data-seed]')) {
   button.addEventListener('click', () => void seed(Number(button.dataset.seed)))

@@ -4,7 +4,8 @@ import type { Delivery } from '../../src/index'
 const DEFAULT_PLACEHOLDER = 'Message the agent…'
 
 export interface ComposerOptions {
-  send(text: string, delivery: Delivery): void
+  /** `files`: pasted or dropped into the composer, shown as thumbnails until sent. */
+  send(text: string, delivery: Delivery, files: readonly File[]): void
   stop(): void
 }
 
@@ -21,6 +22,10 @@ export interface ComposerElements {
  * row is in the snapshot before the next frame.
  */
 export class Composer {
+  private files: File[] = []
+  private readonly tray = document.createElement('ul')
+  private readonly urls = new Map<File, string>()
+
   constructor(
     private readonly elements: ComposerElements,
     private readonly options: ComposerOptions,
@@ -37,6 +42,68 @@ export class Composer {
     })
     queue.addEventListener('click', () => this.submit('queue'))
     stop.addEventListener('click', () => this.options.stop())
+    // Files pasted (a screenshot) or dropped on the composer wait beside it as thumbnails.
+    this.tray.className = 'composer__files'
+    this.tray.hidden = true
+    form.prepend(this.tray)
+    input.addEventListener('paste', (event) => {
+      const pasted = [...(event.clipboardData?.files ?? [])]
+      if (pasted.length === 0) return
+      event.preventDefault()
+      this.addFiles(pasted)
+    })
+    form.addEventListener('dragover', (event) => {
+      if (event.dataTransfer?.types.includes('Files')) event.preventDefault()
+    })
+    form.addEventListener('drop', (event) => {
+      const dropped = [...(event.dataTransfer?.files ?? [])]
+      if (dropped.length === 0) return
+      event.preventDefault()
+      this.addFiles(dropped)
+    })
+  }
+
+  /** Adds files to send with the next message (also what a test or a file picker calls). */
+  addFiles(files: readonly File[]): void {
+    this.files.push(...files)
+    this.renderFiles()
+  }
+
+  private renderFiles(): void {
+    const items = this.files.map((file, index) => {
+      const item = document.createElement('li')
+      item.className = 'composer__file'
+      if (file.type.startsWith('image/')) {
+        let url = this.urls.get(file)
+        if (!url) {
+          url = URL.createObjectURL(file)
+          this.urls.set(file, url)
+        }
+        const img = document.createElement('img')
+        img.src = url
+        img.alt = file.name || 'pasted image'
+        item.append(img)
+      } else item.append(document.createTextNode(file.name || file.type || 'file'))
+      const remove = document.createElement('button')
+      remove.type = 'button'
+      remove.className = 'link-button'
+      remove.textContent = '×'
+      remove.title = `Remove ${file.name || 'this file'}`
+      remove.addEventListener('click', () => {
+        this.files.splice(index, 1)
+        this.renderFiles()
+      })
+      item.append(remove)
+      return item
+    })
+    // Thumbnails of files no longer waiting are released.
+    for (const [file, url] of this.urls)
+      if (!this.files.includes(file)) {
+        URL.revokeObjectURL(url)
+        this.urls.delete(file)
+      }
+    this.tray.replaceChildren(...items)
+    this.tray.hidden = items.length === 0
   }
 
   /** `placeholder` replaces the usual prompt while it is given (a read-only session says so). */
@@ -56,8 +123,11 @@ export class Composer {
   private submit(delivery: Delivery): void {
     const { input } = this.elements
     const text = input.value
-    if (text.trim() === '' || input.disabled) return
+    if ((text.trim() === '' && this.files.length === 0) || input.disabled) return
     input.value = ''
-    this.options.send(text, delivery)
+    const files = this.files
+    this.files = []
+    this.renderFiles()
+    this.options.send(text, delivery, files)
   }
 }

@@ -1,5 +1,6 @@
 import type {
   ApprovalAnswer,
+  FilePart,
   Json,
   MessagePart,
   SessionMessage,
@@ -43,6 +44,50 @@ function formatJson(value: Json | undefined): string {
   if (value === undefined) return ''
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2)
   return text.length > MAX_JSON ? `${text.slice(0, MAX_JSON)}\n…` : text
+}
+
+/** Where images of file parts come from (the client's `attachment`), set once by the app. */
+let attachmentSource: ((attachmentId: string) => Promise<Blob | undefined>) | undefined
+/** Object URLs made for attachments, by id: one per image however many rows show it. */
+const attachmentUrls = new Map<string, Promise<string | undefined>>()
+
+export function setAttachmentSource(load: (attachmentId: string) => Promise<Blob | undefined>): void {
+  attachmentSource = load
+}
+
+/** Revokes every object URL made for attachments (the transcript they were shown in is gone). */
+export function releaseAttachmentUrls(): void {
+  for (const url of attachmentUrls.values()) void url.then((u) => u && URL.revokeObjectURL(u))
+  attachmentUrls.clear()
+}
+
+function attachmentUrl(attachmentId: string): Promise<string | undefined> {
+  let url = attachmentUrls.get(attachmentId)
+  if (!url) {
+    url = (attachmentSource?.(attachmentId) ?? Promise.resolve(undefined))
+      .then((blob) => (blob ? URL.createObjectURL(blob) : undefined))
+      .catch(() => undefined)
+    attachmentUrls.set(attachmentId, url)
+  }
+  return url
+}
+
+/** An inbox input's parts: its text, then the files the engine stored (those on their way have no id yet). */
+function inputParts(input: TimelineInput): MessagePart[] {
+  const files = (input.attachments ?? []).flatMap((file): FilePart[] =>
+    file.attachmentId === undefined
+      ? []
+      : [
+          {
+            type: 'file',
+            attachmentId: file.attachmentId,
+            name: file.name,
+            mediaType: file.mediaType,
+            size: file.size,
+          },
+        ],
+  )
+  return input.text === '' && files.length > 0 ? files : [{ type: 'text', text: input.text }, ...files]
 }
 
 /** `data-state` of a row: where it is in its life, for styling and for tests. */
@@ -136,7 +181,7 @@ export class RowView {
         state === 'failed' ? 'not sent' : state === 'sending' ? 'sending' : `pending ${input.delivery}`,
       )
       this.retry.hidden = state !== 'failed'
-      this.renderParts([{ type: 'text', text: input.text }], false)
+      this.renderParts(inputParts(input), false)
       return
     }
     const { message } = row
@@ -226,6 +271,12 @@ function createPart(kind: PartKind, actions: RowActions): HTMLElement {
       card.append(approval)
       return card
     }
+    case 'file':
+      return h('div', { class: 'part file-card', attrs: { 'data-part': 'file' } }, [
+        h('img', { class: 'file-card__image', attrs: { alt: '' } }),
+        h('span', { class: 'file-card__name' }),
+        h('span', { class: 'file-card__meta' }),
+      ])
   }
 }
 
@@ -256,5 +307,26 @@ function updatePart(node: HTMLElement, part: MessagePart): void {
       output.hidden = part.output === undefined
       return
     }
+    case 'file': {
+      const [image, name, meta] = node.children as unknown as [HTMLImageElement, HTMLElement, HTMLElement]
+      setText(name, part.name)
+      setText(meta, `${part.mediaType} · ${formatBytes(part.size)}`)
+      const isImage = part.mediaType.startsWith('image/')
+      image.hidden = !isImage
+      if (isImage && node.dataset.attachment !== part.attachmentId) {
+        image.alt = part.name
+        void attachmentUrl(part.attachmentId).then((url) => {
+          if (url && node.dataset.attachment === part.attachmentId) image.src = url
+        })
+      }
+      setAttrs(node, { 'data-attachment': part.attachmentId })
+      return
+    }
   }
+}
+
+function formatBytes(size: number): string {
+  if (size < 1024) return `${size} B`
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`
+  return `${(size / 1024 / 1024).toFixed(1)} MB`
 }

@@ -4,6 +4,8 @@ import { h, setAttrs } from './dom'
 export interface SessionListOptions {
   select(id: string): void
   remove(session: SessionInfo): void
+  /** Downloads the session as a `sessionline` file (importing it restores it whole). */
+  exportSession(session: SessionInfo): void
 }
 
 /** The sidebar's list of sessions, newest first; the open one is `aria-current="page"`. */
@@ -32,7 +34,13 @@ export class SessionList {
         attrs: { type: 'button', 'aria-label': `Delete ${session.title || 'session'}`, title: 'Delete' },
       })
       remove.addEventListener('click', () => this.options.remove(session))
-      const item = h('li', { class: 'sessions__item' }, [open, remove])
+      const download = h('button', {
+        class: 'sessions__export',
+        text: '↓',
+        attrs: { type: 'button', 'aria-label': `Export ${session.title || 'session'}`, title: 'Export' },
+      })
+      download.addEventListener('click', () => this.options.exportSession(session))
+      const item = h('li', { class: 'sessions__item' }, [open, download, remove])
       setAttrs(item, { 'data-session': session.id })
       return item
     })

@@ -5,9 +5,17 @@
  * Rows are immutable (a change is a new row object), so each row is converted once and its
  * message reused while the row is the same object: React sees the same message and skips it.
  */
-import type { DynamicToolUIPart, ReasoningUIPart, StepStartUIPart, TextUIPart, UIMessage } from 'ai'
+import type {
+  DynamicToolUIPart,
+  FileUIPart,
+  ReasoningUIPart,
+  StepStartUIPart,
+  TextUIPart,
+  UIMessage,
+} from 'ai'
 import { type ChatRow, chatRows, isOpenRow } from '../client/activity'
 import type { TimelineInput, TimelineRow } from '../client/types'
+import { attachmentUrl } from '../schema/attachments'
 import type { MessagePart, MessageStatus, SessionMessage, ToolPart } from '../schema/messages'
 
 /** What a sessionline UI message carries beside its parts. */
@@ -78,6 +86,15 @@ export function toUIPart(part: MessagePart, growing: boolean): SessionlineUIPart
     }
     case 'tool':
       return toolPart(part)
+    case 'file': {
+      const file: FileUIPart = {
+        type: 'file',
+        mediaType: part.mediaType,
+        filename: part.name,
+        url: attachmentUrl(part.attachmentId),
+      }
+      return file
+    }
   }
 }
 
@@ -105,7 +122,22 @@ function inputMessage(input: TimelineInput): SessionlineUIMessage {
   return {
     id: input.id,
     role: 'user',
-    parts: [{ type: 'text', text: input.text }],
+    parts: [
+      { type: 'text', text: input.text },
+      // Files the engine stored; those still on their way have no URL that outlives the page yet.
+      ...(input.attachments ?? []).flatMap((file): FileUIPart[] =>
+        file.attachmentId === undefined
+          ? []
+          : [
+              {
+                type: 'file',
+                mediaType: file.mediaType,
+                filename: file.name,
+                url: attachmentUrl(file.attachmentId),
+              },
+            ],
+      ),
+    ],
     metadata: { status: input.state },
   }
 }

@@ -67,6 +67,8 @@ function diff(message: SessionMessage, progress: PartProgress[]): Chunk[] {
       }
       return
     }
+    // A file arrives with its user row, never from the model's stream.
+    if (part.type === 'file') return
     if (!seen.opened) {
       chunks.push({
         type: 'tool-input-available',

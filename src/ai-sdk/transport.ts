@@ -10,6 +10,7 @@
 import type { ChatTransport, UIMessageChunk } from 'ai'
 import { isTurnRunning, openAssistantRow } from '../client/activity'
 import type { SessionView, TimelineSnapshot } from '../client/types'
+import type { AttachmentInput } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import { SessionlineError } from '../schema/errors'
 import type { SessionlineUIMessage } from './messages'
@@ -35,6 +36,55 @@ export function textOfParts(parts: readonly { type: string; text?: string }[]): 
     .filter((part) => part.type === 'text')
     .map((part) => part.text ?? '')
     .join('')
+}
+
+/**
+ * The files of a UI message (`sendMessage({text, files})` puts them in as `file` parts with a
+ * data or blob URL) as attachments to admit, their bytes read on the page. Parts that already
+ * name a stored attachment (`sessionline-attachment:`) are the engine's own and are not sent again.
+ */
+export async function filesOfParts(
+  parts: readonly { type: string; url?: string; mediaType?: string; filename?: string }[],
+): Promise<AttachmentInput[]> {
+  const files = parts.filter(
+    (part) =>
+      part.type === 'file' && typeof part.url === 'string' && !part.url.startsWith('sessionline-attachment:'),
+  )
+  return Promise.all(
+    files.map(async (part, i) => ({
+      name: part.filename || `file-${i + 1}`,
+      mediaType: part.mediaType || 'application/octet-stream',
+      data: await (await fetch(part.url as string)).blob(),
+    })),
+  )
+}
+
+/** Whether a message handed to `sendMessage` (or sent by the chat) carries files. */
+export function hasFiles(message: object): boolean {
+  const { files, parts } = message as { files?: unknown; parts?: unknown }
+  if (
+    files &&
+    typeof (files as ArrayLike<unknown>).length === 'number' &&
+    (files as ArrayLike<unknown>).length > 0
+  )
+    return true
+  return Array.isArray(parts) && parts.some((part) => (part as { type?: unknown })?.type === 'file')
+}
+
+/**
+ * The files of what `sendMessage` was given: `files` (a `FileList` or file parts) beside `text`,
+ * or the file parts among `parts`.
+ */
+export async function filesOfMessage(message: object): Promise<AttachmentInput[]> {
+  const { files, parts } = message as { files?: unknown; parts?: unknown }
+  if (Array.isArray(files)) return filesOfParts(files)
+  if (files && typeof (files as ArrayLike<unknown>).length === 'number')
+    return Array.from(files as ArrayLike<File>, (file, i) => ({
+      name: file.name || `file-${i + 1}`,
+      mediaType: file.type || 'application/octet-stream',
+      data: file,
+    }))
+  return Array.isArray(parts) ? filesOfParts(parts) : []
 }
 
 /** The answer to input `id`: the first assistant row after its promoted row. */
@@ -80,7 +130,12 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
     const last = options.messages.at(-1)
     if (last === undefined || last.role !== 'user')
       throw new SessionlineError('invalid_input', 'sendMessages needs a user message last')
-    await this.view.admit(textOfParts(last.parts), { id: last.id, delivery: this.#delivery })
+    const attachments = hasFiles(last) ? await filesOfParts(last.parts) : []
+    await this.view.admit(textOfParts(last.parts), {
+      id: last.id,
+      delivery: this.#delivery,
+      ...(attachments.length > 0 && { attachments }),
+    })
     const interrupt = () => {
       if (this.#onAbort === 'interrupt') this.view.interrupt().catch(() => undefined)
     }

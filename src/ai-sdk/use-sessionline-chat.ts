@@ -21,7 +21,13 @@ import { useSessionView } from '../react'
 import type { Delivery } from '../schema/common'
 import type { InputReceipt } from '../schema/inputs'
 import { isOpenMessageRow, rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from './messages'
-import { SessionlineChatTransport, type SessionlineChatTransportOptions, textOfParts } from './transport'
+import {
+  filesOfMessage,
+  hasFiles,
+  SessionlineChatTransport,
+  type SessionlineChatTransportOptions,
+  textOfParts,
+} from './transport'
 
 export type UseSessionlineChatOptions = Omit<
   ChatInit<SessionlineUIMessage>,
@@ -172,7 +178,13 @@ export function useSessionlineChat(
           ? message.text
           : textOfParts(message.parts ?? [])
       const id = 'id' in message && typeof message.id === 'string' ? message.id : undefined
-      await view.admit(text, { delivery: 'queue', ...(id ? { id } : {}) })
+      // Read only when there are files: a message of text is admitted (and shown) in this task.
+      const attachments = hasFiles(message) ? await filesOfMessage(message) : []
+      await view.admit(text, {
+        delivery: 'queue',
+        ...(id ? { id } : {}),
+        ...(attachments.length > 0 && { attachments }),
+      })
     },
     [chatSend, view],
   )

@@ -5,6 +5,7 @@
  */
 import type { AppendMessage, MessageStatus, ThreadMessageLike } from '@assistant-ui/react'
 import type { ChatRow } from '../client/activity'
+import { type AttachmentInput, attachmentUrl } from '../schema/attachments'
 import type { Json } from '../schema/common'
 import type { MessagePart, SessionMessage } from '../schema/messages'
 
@@ -53,6 +54,22 @@ function partOf(part: MessagePart): ContentPart {
           : {}),
       }
     }
+    case 'file':
+      return part.mediaType.startsWith('image/')
+        ? {
+            type: 'image',
+            id: part.attachmentId,
+            image: attachmentUrl(part.attachmentId),
+            filename: part.name,
+          }
+        : {
+            type: 'file',
+            id: part.attachmentId,
+            filename: part.name,
+            data: attachmentUrl(part.attachmentId),
+            mimeType: part.mediaType,
+            sourceType: 'url',
+          }
   }
 }
 
@@ -94,7 +111,14 @@ export function rowToThreadMessageLike(row: ChatRow): ThreadMessageLike {
         : {
             id: row.input.id,
             role: 'user',
-            content: [{ type: 'text', text: row.input.text }],
+            content: [
+              { type: 'text', text: row.input.text },
+              ...(row.input.attachments ?? []).flatMap((file) =>
+                file.attachmentId === undefined
+                  ? []
+                  : [partOf({ type: 'file', ...file, attachmentId: file.attachmentId })],
+              ),
+            ],
             metadata: { custom: { sessionline: { status: row.input.state } satisfies SessionlineRowInfo } },
           }
     converted.set(row, message)
@@ -102,7 +126,38 @@ export function rowToThreadMessageLike(row: ChatRow): ThreadMessageLike {
   return message
 }
 
-/** The text an appended (or edited) message carries; attachments are not supported. */
+/**
+ * The attachments of an appended message as files to admit: an attachment's `File` when the
+ * adapter kept it, else its image or file content (a data or blob URL, or base64), read on the page.
+ */
+export async function filesOfAppend(message: AppendMessage): Promise<AttachmentInput[]> {
+  const out: AttachmentInput[] = []
+  for (const attachment of message.attachments ?? []) {
+    const mediaType = attachment.contentType || attachment.file?.type || 'application/octet-stream'
+    if (attachment.file) {
+      out.push({ name: attachment.name || attachment.file.name || 'file', mediaType, data: attachment.file })
+      continue
+    }
+    for (const part of attachment.content ?? []) {
+      const source =
+        part.type === 'image'
+          ? part.image
+          : part.type === 'file'
+            ? toUrl(part.data, part.mimeType)
+            : undefined
+      if (source === undefined || source.startsWith('sessionline-attachment:')) continue
+      const type = part.type === 'file' ? part.mimeType : mediaType
+      out.push({ name: attachment.name || 'file', mediaType: type, data: await (await fetch(source)).blob() })
+    }
+  }
+  return out
+}
+
+/** A file part's `data` as a URL: itself when it is one, else base64 of `mimeType`. */
+const toUrl = (data: string, mimeType: string) =>
+  /^(data|blob|https?):/.test(data) ? data : `data:${mimeType};base64,${data}`
+
+/** The text an appended (or edited) message carries. */
 export function textOfAppend(message: AppendMessage): string {
   return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n')
 }

@@ -18,7 +18,7 @@ import { useMemo } from 'react'
 import { type ChatRow, chatRows, isTurnRunning } from '../client/activity'
 import type { SessionView, TimelineInput, TimelineRow, TimelineSnapshot } from '../client/types'
 import { useSessionView } from '../react'
-import { rowToThreadMessageLike, textOfAppend } from './messages'
+import { filesOfAppend, rowToThreadMessageLike, textOfAppend } from './messages'
 
 export interface SessionlineRuntimeOptions {
   /** assistant-ui adapters (attachments, speech, feedback, …), passed through. */
@@ -70,10 +70,10 @@ export function sessionlineQueueAdapter(
       // steer it does the same and shows in the thread right away instead of in the tray first.
       const current = view.getSnapshot()
       const idle = !isTurnRunning(current.rows) && current.queued.length === 0
-      report(view.admit(textOfAppend(message), { delivery: idle ? 'steer' : 'queue' }))
+      report(admitAppend(view, message, idle ? 'steer' : 'queue'))
     },
     steer(message: AppendMessage) {
-      report(view.admit(textOfAppend(message), { delivery: 'steer' }))
+      report(admitAppend(view, message, 'steer'))
     },
     move(id, placement) {
       if (placement.lane !== 'steer') return
@@ -88,6 +88,18 @@ export function sessionlineQueueAdapter(
       report(view.cancel(id))
     },
   }
+}
+
+/**
+ * Admits an appended message: its text and its attachments' bytes (read on the page). Without
+ * attachments the admit starts in this call, so the row shows before the call returns.
+ */
+function admitAppend(view: SessionView, message: AppendMessage, delivery: 'steer' | 'queue') {
+  const text = textOfAppend(message)
+  if (!message.attachments?.length) return view.admit(text, { delivery })
+  return filesOfAppend(message).then((attachments) =>
+    view.admit(text, { delivery, ...(attachments.length > 0 && { attachments }) }),
+  )
 }
 
 /**
@@ -114,7 +126,7 @@ export function useSessionlineRuntime(
     hasEarlier: snapshot.hasOlder,
     onLoadEarlier: () => view.loadOlder(),
     onNew: async (message) => {
-      await view.admit(textOfAppend(message), { delivery: 'steer' })
+      await admitAppend(view, message, 'steer')
     },
     onCancel: () => view.interrupt(),
     queue,

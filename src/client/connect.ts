@@ -297,6 +297,13 @@ export function connect(
     if (method === 'close' || method === 'watch') continue
     calls[method] = through(method)
   }
+  // Browsers offer `navigator.storage.persist()` to pages only: ask from here, the worker answers elsewhere.
+  const askWorkerToPersist = calls.persist as SessionlineClient['persist']
+  client.persist = () => {
+    const manager = (globalThis as { navigator?: { storage?: { persist?: () => Promise<boolean> } } })
+      .navigator?.storage
+    return typeof manager?.persist === 'function' ? manager.persist() : askWorkerToPersist()
+  }
   client.watch = async (sessionId, listener, watchOptions) => {
     const stop = await (await current()).watch(sessionId, listener, watchOptions)
     const watch: ClientWatch = { sessionId, listener, options: watchOptions, stop, done: false }

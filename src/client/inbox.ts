@@ -10,12 +10,13 @@
 import type { Delivery } from '../schema/common'
 import type { SessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
-import type { TimelineInput } from './types'
+import type { TimelineFile, TimelineInput } from './types'
 
 interface LocalInput {
   id: string
   text: string
   delivery: Delivery
+  attachments?: readonly TimelineFile[]
   state: 'sending' | 'failed'
   error?: SessionlineError
   /** Creation order among local inputs: they have no admission seq yet. */
@@ -44,7 +45,8 @@ function sameInput(a: TimelineInput, b: TimelineInput): boolean {
     a.delivery === b.delivery &&
     a.state === b.state &&
     a.seq === b.seq &&
-    a.error === b.error
+    a.error === b.error &&
+    a.attachments === b.attachments
   )
 }
 
@@ -120,9 +122,11 @@ export class Inbox {
   }
 
   /** An admit leaves the page: show it at once as `sending` (a retry reuses its row). */
-  sending(id: string, text: string, delivery: Delivery): void {
+  sending(id: string, text: string, delivery: Delivery, attachments?: readonly TimelineFile[]): void {
     const order = this.#local.get(id)?.order ?? this.#order++
-    this.#local.set(id, { id, text, delivery, state: 'sending', order })
+    const local: LocalInput = { id, text, delivery, state: 'sending', order }
+    if (attachments && attachments.length > 0) local.attachments = attachments
+    this.#local.set(id, local)
     this.#touch()
   }
 
@@ -193,11 +197,21 @@ export class Inbox {
       inputs.set(input.id, input)
       ;(input.delivery === 'queue' ? queued : steers).push(input)
     }
-    for (const r of fromEngine)
-      add({ id: r.id, text: r.text, delivery: r.delivery, state: 'pending', seq: r.seq })
+    for (const r of fromEngine) {
+      const input: TimelineInput = {
+        id: r.id,
+        text: r.text,
+        delivery: r.delivery,
+        state: 'pending',
+        seq: r.seq,
+      }
+      if (r.attachments) input.attachments = r.attachments
+      add(input)
+    }
     for (const l of fromPage) {
       const input: TimelineInput = { id: l.id, text: l.text, delivery: l.delivery, state: l.state }
       if (l.error !== undefined) input.error = l.error
+      if (l.attachments) input.attachments = l.attachments
       add(input)
     }
     this.#inputs = inputs

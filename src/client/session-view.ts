@@ -15,6 +15,7 @@
  */
 import { nanoid } from 'nanoid'
 import type { ChangeListener, Engine, SessionChange, Unsubscribe } from '../engine/types'
+import { type AttachmentInput, byteSize } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import { isSessionlineError, parseOrThrow, SessionlineError } from '../schema/errors'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
@@ -37,10 +38,20 @@ import type {
   GapRow,
   OpenOptions,
   SessionView,
+  TimelineFile,
   TimelineInput,
   TimelineRow,
   TimelineSnapshot,
 } from './types'
+
+/** What an admit sends the engine (and sends again, by id, to a fresh worker). */
+interface AdmitSent {
+  id: string
+  text: string
+  delivery: Delivery
+  attachments?: AttachmentInput[]
+}
+
 import {
   addRange,
   applyMessages,
@@ -736,17 +747,22 @@ export function createSessionView(
 
   function admit(
     text: string,
-    admitOptions: { delivery?: Delivery; id?: string } = {},
+    admitOptions: { delivery?: Delivery; id?: string; attachments?: readonly AttachmentInput[] } = {},
   ): Promise<InputReceipt> {
-    let request: { id: string; text: string; delivery: Delivery }
+    let request: AdmitSent
     try {
       const parsed = parseOrThrow(AdmitRequest, { ...admitOptions, text }, 'admit request')
       request = { id: parsed.id ?? nanoid(), text: parsed.text, delivery: parsed.delivery }
+      if (parsed.attachments?.length) request.attachments = parsed.attachments
     } catch (thrown) {
       return Promise.reject(thrown)
     }
     const { id } = request
-    inbox.sending(id, request.text, request.delivery)
+    // Shown at once with its files (the bytes stay on the page for thumbnails until the receipt).
+    const files = request.attachments?.map(
+      (a): TimelineFile => ({ name: a.name, mediaType: a.mediaType, size: byteSize(a.data), data: a.data }),
+    )
+    inbox.sending(id, request.text, request.delivery, files)
     publish()
     const sent = deliver(request).then(
       (receipt) => {
@@ -780,7 +796,7 @@ export function createSessionView(
    * Admits `request`, and again on each fresh worker while the old one died before answering:
    * the engine answers a repeated id with the receipt it stored, so a re-send never doubles it.
    */
-  async function deliver(request: { id: string; text: string; delivery: Delivery }): Promise<InputReceipt> {
+  async function deliver(request: AdmitSent): Promise<InputReceipt> {
     for (;;) {
       try {
         return await engine.admit(sessionId, request)

@@ -1,5 +1,6 @@
 import type { Engine, Unsubscribe } from '../engine/types'
 import type { ApprovalAnswer } from '../schema/approvals'
+import type { AttachmentInput } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import type { SessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
@@ -10,6 +11,19 @@ import type { RailItem } from '../view/rail'
 /** State of an input the page admitted and the transcript has not taken yet. */
 export type InputState = 'sending' | 'pending' | 'failed'
 
+/**
+ * A file of an input in the inbox. While the input is `sending` (or `failed`) only the page has
+ * it: `data` holds the bytes (for a thumbnail) and there is no `attachmentId` yet; once the
+ * engine answered it is the receipt's `file` part.
+ */
+export interface TimelineFile {
+  name: string
+  mediaType: string
+  size: number
+  attachmentId?: string
+  data?: Blob | ArrayBuffer
+}
+
 export interface TimelineInput {
   id: string
   text: string
@@ -18,6 +32,8 @@ export interface TimelineInput {
   /** Admission seq once the worker answered. */
   seq?: number
   error?: SessionlineError
+  /** Files admitted with the text (docs/decisions/0031); absent when none. */
+  attachments?: readonly TimelineFile[]
 }
 
 export type { RailItem }
@@ -79,7 +95,10 @@ export interface SessionView {
   /** Stable between changes (safe for `useSyncExternalStore`). */
   getSnapshot(): TimelineSnapshot
   /** Shows the row synchronously; resolves to the durable receipt. */
-  admit(text: string, options?: { delivery?: Delivery; id?: string }): Promise<InputReceipt>
+  admit(
+    text: string,
+    options?: { delivery?: Delivery; id?: string; attachments?: readonly AttachmentInput[] },
+  ): Promise<InputReceipt>
   cancel(inputId: string): Promise<void>
   edit(inputId: string, text: string): Promise<void>
   loadOlder(): Promise<void>

@@ -222,6 +222,8 @@ function partAhead(shown: MessagePart | undefined, durable: MessagePart): boolea
     return (
       shown.callId === durable.callId && shown.state === durable.state && shown.isError === durable.isError
     )
+  if (shown.type === 'file' || durable.type === 'file')
+    return shown.type === 'file' && durable.type === 'file' && shown.attachmentId === durable.attachmentId
   return shown.type !== 'tool' && durable.type !== 'tool' && shown.text.startsWith(durable.text)
 }
 

@@ -23,6 +23,7 @@
  *   if (decision instanceof SessionlineError) throw decision
  *   await commit(decision) // events, receipts, rows; then publish decision.next
  */
+import type { FilePart } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { ApprovalScope, SessionEvent, StoredEvent } from '../schema/events'
@@ -54,7 +55,7 @@ export interface SessionState {
 export type Command =
   | {
       type: 'admit'
-      input: { id: string; text: string; delivery: Delivery }
+      input: { id: string; text: string; delivery: Delivery; attachments?: readonly FilePart[] }
       /** The receipt stored under `input.id`, in any session. */
       stored: InputReceipt | undefined
       /** The row that owns `input.id`, in any session. */
@@ -191,7 +192,10 @@ function admit(state: SessionState, command: CommandOf<'admit'>, at: number): De
   const { input, stored, rowOwner } = command
   if (stored) {
     const same =
-      stored.sessionId === state.sessionId && stored.text === input.text && stored.delivery === input.delivery
+      stored.sessionId === state.sessionId &&
+      stored.text === input.text &&
+      stored.delivery === input.delivery &&
+      sameFiles(stored.attachments, input.attachments)
     if (same) return unchanged(stored)
     if (stored.sessionId !== state.sessionId)
       throw idTaken(input.id, { kind: 'input', sessionId: stored.sessionId })
@@ -214,12 +218,24 @@ function admit(state: SessionState, command: CommandOf<'admit'>, at: number): De
     admittedAt: at,
     revision: 0,
   }
+  if (input.attachments && input.attachments.length > 0) receipt.attachments = [...input.attachments]
   return {
     ...unchanged(receipt),
     receipts: [receipt],
     newReceipts: true,
     next: { ...state, nextInputSeq: state.nextInputSeq + 1, pending: [...state.pending, receipt] },
   }
+}
+
+/** Whether two inputs carry the same files, in the same order, under the same names and types. */
+function sameFiles(a: readonly FilePart[] = [], b: readonly FilePart[] = []): boolean {
+  return (
+    a.length === b.length &&
+    a.every(
+      (f, i) =>
+        f.attachmentId === b[i]?.attachmentId && f.name === b[i]?.name && f.mediaType === b[i]?.mediaType,
+    )
+  )
 }
 
 /** The stored receipt `inputId`, which must be one of this session's and still pending. */
@@ -300,7 +316,13 @@ function promote(state: SessionState, mode: PromoteMode, at: number): Decision<S
   for (const r of chosen) {
     events.push({
       type: 'user/message',
-      data: { inputId: r.id, text: r.text, delivery: r.delivery, source: 'user' },
+      data: {
+        inputId: r.id,
+        text: r.text,
+        delivery: r.delivery,
+        source: 'user',
+        ...(r.attachments && { attachments: r.attachments }),
+      },
     })
   }
   // A promotion creates the rows of its own inputs: their ids are theirs already.

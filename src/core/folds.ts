@@ -121,3 +121,24 @@ export const turnStateOf = (state: TranscriptState): TurnState => ({
   openStep: state.openStep,
   lastStep: state.lastStep,
 })
+
+/**
+ * Folds stored events that come from outside the engine (a `sessionline` import), checking each
+ * against the log grammar before it is folded. Throws `invalid_input` naming the first event
+ * that cannot follow; nothing of such a log is stored.
+ */
+export function foldCheckedEvents(folds: Folds, events: Iterable<StoredEvent>): Folded {
+  const folder = createFolder(folds)
+  for (const event of events) {
+    const reason = checkEvent(folder.transcript(), event)
+    if (reason !== undefined) {
+      throw new SessionlineError(
+        'invalid_input',
+        `event ${event.seq} (${event.type}) cannot follow: ${reason}`,
+        { seq: event.seq, type: event.type, reason },
+      )
+    }
+    folder.add(event)
+  }
+  return folder.result()
+}

@@ -233,14 +233,17 @@ export function applyTranscript(state: TranscriptState, event: StoredEvent): Tra
 }
 
 function userRow(state: TranscriptState, event: StoredEventOf<'user/message'>): SessionMessage {
-  const { inputId, text, source } = event.data
+  const { inputId, text, source, attachments = [] } = event.data
+  // A file sent without words has no text part; a prompt of words keeps its one text part first.
+  const parts: SessionMessage['parts'] =
+    text.length > 0 || attachments.length === 0 ? [{ type: 'text', text }, ...attachments] : [...attachments]
   return {
     id: inputId,
     sessionId: event.sessionId,
     seq: event.seq,
     role: 'user',
     turn: state.openTurn ?? 0,
-    parts: [{ type: 'text', text }],
+    parts,
     status: 'complete',
     visibility: 'visible',
     source,

@@ -17,10 +17,13 @@ import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import { ApprovalAnswer, RevokeToolApproval } from '../schema/approvals'
+import { AttachmentId, type AttachmentLimits } from '../schema/attachments'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
+import { ImportRequest } from '../schema/import'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
+import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
 import {
   DEFAULT_OUTLINE_SLICE,
@@ -34,6 +37,7 @@ import {
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
+import { readAttachment, storeAttachments } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
 import { type SessionlineDb, type SessionRow, sessionInfo, toSessionlineError } from '../store/db'
 import type { ImportedWrite } from '../store/imported'
@@ -51,6 +55,7 @@ import {
   rowsBelow,
   rowsFrom,
 } from '../store/transactions'
+import { DEFAULT_ATTACHMENT_LIMITS, prepareAttachments } from './attachments'
 import { createBatcher, type Scheduler } from './batch'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
@@ -60,6 +65,9 @@ import type { ModelProvider, Tools } from './provider'
 import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
+import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
+import { cacheMarker, type SiteMarker } from './site-marker'
+import { persistStorage, storageReport } from './storage'
 import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
 import { createWritePath } from './write-path'
 
@@ -83,6 +91,18 @@ export interface EngineOptions extends ConnectionOptions {
    * whole; tests set small values to cross the boundaries often.
    */
   materialize?: Partial<MaterializePolicy>
+  /**
+   * Limits on the files an input may carry (README, "Attachments, export and storage"):
+   * `maxFileBytes` (default MAX_ATTACHMENT_BYTES), `maxInputBytes` (default
+   * MAX_INPUT_ATTACHMENT_BYTES) and the accepted `mediaTypes` (default: any).
+   */
+  attachments?: Partial<AttachmentLimits>
+  /**
+   * The note outside IndexedDB that tells a database the browser emptied (`storage().evicted`;
+   * src/engine/site-marker.ts). Default: a Cache API entry where there is one (not in memory
+   * mode); `false`: no note.
+   */
+  marker?: SiteMarker | false
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -95,10 +115,37 @@ export function createEngine(options: EngineOptions = {}): Engine {
 export function createEngineWithHost(options: EngineOptions = {}): { engine: Engine; host: RunnerHost } {
   const dbName = options.dbName ?? 'sessionline'
   const now = options.now ?? Date.now
+  const attachmentLimits: AttachmentLimits = { ...DEFAULT_ATTACHMENT_LIMITS, ...options.attachments }
+  const marker =
+    options.marker === false
+      ? undefined
+      : (options.marker ?? (options.storage === 'memory' ? undefined : cacheMarker(dbName)))
   const connection = openConnection(dbName, options)
   const db: SessionlineDb = connection.db
   // Opened at once, so a database that cannot be opened is known before the first call needs it.
   connection.ready().catch(() => undefined)
+  /**
+   * Read once, as the engine opens: whether the note says sessions were kept and the database has
+   * none. Every later change of the note waits for this reading.
+   */
+  const noted = (async () => {
+    if (!marker) return { held: false, evicted: false }
+    await connection.ready()
+    const held = await marker.held()
+    return { held, evicted: held && (await db.sessions.count()) === 0 }
+  })().catch(() => ({ held: false, evicted: false }))
+  /** Keeps the note in step with whether the database holds sessions (never fails a call). */
+  function noteSessions(): void {
+    if (!marker) return
+    void noted
+      .then(async (note) => {
+        const held = (await db.sessions.count()) > 0
+        if (held === note.held) return
+        note.held = held
+        await marker.set(held)
+      })
+      .catch(() => undefined)
+  }
   const inputListeners = new Set<(sessionId: string) => void>()
   const stopListeners = new Set<(sessionId: string, turn: number) => void>()
   // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
@@ -222,6 +269,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       await use(id, async (entry) => {
         if (!entry.snap) setSnapshot(entry, snap)
       })
+      noteSessions()
       return sessionInfo(snap.row)
     }),
 
@@ -245,14 +293,25 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const entry = entries.get(id)
       if (entry) removeEntry(entry)
       await searchIndex.forget(id)
+      noteSessions()
     }),
 
     admit: guard('admit', async (sessionId, request) => {
       const id = sessionIdOf(sessionId)
       const parsed = parseOrThrow(AdmitRequest, request, 'admit request')
-      const input = { id: parsed.id ?? nanoid(), text: parsed.text, delivery: parsed.delivery }
+      // Hashed before the write: awaiting crypto inside its transaction would commit it early.
+      const files = parsed.attachments?.length
+        ? await prepareAttachments(parsed.attachments, attachmentLimits)
+        : undefined
+      const input = {
+        id: parsed.id ?? nanoid(),
+        text: parsed.text,
+        delivery: parsed.delivery,
+        ...(files && { attachments: files.parts }),
+      }
       const { answer, wrote } = await write<'admit', [InputReceipt | undefined, IdOwner | undefined]>(id, {
         scope: 'inbox',
+        ...(files && { alsoStore: () => storeAttachments(db, id, files.stored) }),
         keys: [input.id],
         readFacts: () => Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)]),
         command: ([stored, owner]) => ({ type: 'admit', input, stored, rowOwner: owner }),
@@ -295,6 +354,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         expect: (cached) => expectPending(cached, input),
       })
       return answer
+    }),
+
+    attachment: guard('attachment', async (attachmentId) => {
+      const key = parseOrThrow(AttachmentId, attachmentId, 'attachment id')
+      return db.transaction('r', [db.attachments], () => readAttachment(db, key))
     }),
 
     pending: guard('pending', (sessionId) =>
@@ -537,19 +601,42 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     }),
 
     importTranscript: guard('importTranscript', async (request) => {
+      const restored = await sessionlineBytes(
+        parseOrThrow(ImportRequest, request, 'importTranscript request'),
+      )
+      if (restored) {
+        const info = await importSessionline(db, restored, putFolds)
+        notes.post({ sessionId: info.id, rev: 1 })
+        searchIndex.refresh(info.id)
+        noteSessions()
+        return info
+      }
       const written = await importTranscriptInto(db, request, now)
       await importedChanged(written)
+      noteSessions()
       return written.session
     }),
     importFiles: guard('importFiles', async (files, onProgress) => {
       if (onProgress !== undefined && typeof onProgress !== 'function')
         throw new SessionlineError('invalid_input', 'importFiles: onProgress must be a function')
-      return importFilesInto(db, files, {
+      const reports = await importFilesInto(db, files, {
         now,
         onProgress,
         onWritten: (written) => void importedChanged(written),
       })
+      noteSessions()
+      return reports
     }),
+
+    exportSession: guard('exportSession', async (sessionId, request = {}) => {
+      const id = sessionIdOf(sessionId)
+      const { format } = parseOrThrow(ExportRequest, request, 'exportSession request')
+      // Writes acknowledged before the export are in it: the read follows them.
+      return exportSessionFrom(db, id, format)
+    }),
+
+    storage: guard('storage', async () => storageReport(db, (await noted).evicted)),
+    persist: guard('persist', () => persistStorage()),
 
     flush: guard('flush', () => connection.flush()),
 

@@ -34,6 +34,11 @@ export interface ProviderRequest {
   context: readonly SessionMessage[]
   tools: readonly ToolSpec[]
   signal: AbortSignal
+  /**
+   * The bytes of a `file` part of the context (by its `attachmentId`), for a provider that sends
+   * files to its model; undefined when they are not stored. Absent where no engine serves them.
+   */
+  attachment?: (attachmentId: string) => Promise<Blob | undefined>
 }
 
 /**

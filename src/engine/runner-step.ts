@@ -79,7 +79,15 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
       if (signal.aborted) throw abortError('step')
       const calls: Extract<ProviderChunk, { type: 'tool-call' }>[] = []
       const reported: { finish: Finish; usage?: Usage } = { finish: 'stop' }
-      const chunks = setup.provider({ sessionId, turn, step, context, tools: setup.specs, signal })
+      const chunks = setup.provider({
+        sessionId,
+        turn,
+        step,
+        context,
+        tools: setup.specs,
+        signal,
+        attachment: (attachmentId) => engine.attachment(attachmentId),
+      })
       await forEachChunk(chunks, signal, (chunk) => {
         switch (chunk.type) {
           case 'text':

@@ -6,6 +6,7 @@ import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
 import type { SessionMessage, TextAppend } from '../schema/messages'
+import type { ExportRequest, StorageReport } from '../schema/portability'
 import type { ConfigureRequest } from '../schema/provider'
 import type {
   EventsRequest,
@@ -91,6 +92,8 @@ export interface Engine {
   cancel(sessionId: string, inputId: string): Promise<InputReceipt>
   edit(sessionId: string, inputId: string, request: EditRequest): Promise<InputReceipt>
   pending(sessionId: string): Promise<InputReceipt[]>
+  /** The bytes of a stored attachment (a `file` part's `attachmentId`), or undefined when none are stored. */
+  attachment(attachmentId: string): Promise<Blob | undefined>
   promote(sessionId: string, mode: PromoteMode): Promise<SessionMessage[]>
 
   append(sessionId: string, events: readonly SessionEvent[]): Promise<{ headSeq: number }>
@@ -123,8 +126,26 @@ export interface Engine {
   /** Takes back a remembered approval (of one session, or the `always` one): the tool asks again. */
   revokeToolApproval(request: RevokeToolApproval): Promise<void>
 
-  /** Import: stores a Pi, Claude Code or Codex session file; importing it again updates it in place. */
+  /**
+   * Import: stores a Pi, Claude Code or Codex session file (importing it again updates it in
+   * place), or a `sessionline` export, restored as the same native session (a `conflict` if that
+   * session exists).
+   */
   importTranscript(request: ImportRequest): Promise<SessionInfo>
+
+  /**
+   * One session as a file: `sessionline` (default; lossless, for `importTranscript`) or
+   * `markdown` (the visible path, files by name). docs/decisions/0032.
+   */
+  exportSession(sessionId: string, request?: ExportRequest): Promise<Blob>
+  /** The origin's usage and quota, whether its storage is persistent, and each session's size. */
+  storage(): Promise<StorageReport>
+  /**
+   * Asks the browser to keep this origin's data (`navigator.storage.persist()`); answers whether
+   * it is persistent now. In a worker, where browsers do not offer the request, it answers
+   * `persisted()`: the page's client asks from the page.
+   */
+  persist(): Promise<boolean>
   /** Import: the session files of a folder, one at a time; unchanged files are skipped; one report per file. */
   importFiles(files: readonly ImportFile[], onProgress?: ImportProgressListener): Promise<FileImportReport[]>
 

@@ -66,6 +66,11 @@ export interface WriteSpec<K extends Command['type'], F> {
    * strict write never shares (and never waits for less than) a relaxed commit.
    */
   durability?: 'relaxed' | 'strict'
+  /**
+   * More to store in the same transaction when the command writes (an admit's attachment bytes);
+   * a refusal or a replay stores none of it. Must await nothing but IndexedDB.
+   */
+  alsoStore?: () => Promise<unknown>
 }
 
 export interface Expectation<F> {
@@ -126,6 +131,8 @@ interface Planned<T> {
   next?: Snapshot
   /** The rows of `decision.rows` to store now; the others lag the log (`next.row.lagging`). */
   write?: SessionMessage[]
+  /** The write's own extra storing (`WriteSpec.alsoStore`), when the decision writes. */
+  alsoStore?: () => Promise<unknown>
 }
 
 /** Writes decided together in one transaction, at most. */
@@ -391,6 +398,7 @@ export function createWritePath({
       }
       outcomes.push({ planned })
       if (!planned.next) continue
+      if (item.spec.alsoStore) planned.alsoStore = item.spec.alsoStore
       plans.push(planned)
       state = planned.next
       for (const receipt of planned.decision.receipts) touched.add(receipt.id)
@@ -467,6 +475,7 @@ export function createWritePath({
     if (changedReceipts.length > 0) writes.push(db.inputs.bulkPut(changedReceipts))
     const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
     if (states) writes.push(states)
+    for (const { alsoStore } of plans) if (alsoStore) writes.push(alsoStore())
     await Promise.all(writes)
   }
 

@@ -6,6 +6,7 @@
  */
 import type { Provider } from '../schema/session'
 import { type JsonLine, type JsonObject, parseJsonLines } from './jsonl'
+import { isSessionlineHeader } from './sessionline'
 
 const CODEX_TYPES = new Set(['session_meta', 'turn_context', 'response_item', 'event_msg', 'compacted'])
 const CLAUDE_TYPES = new Set(['user', 'assistant', 'system', 'summary'])
@@ -44,4 +45,12 @@ export function detectFormat(text: string): Provider | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * `'sessionline'` when `firstLine` is the header of sessionline's own export (any version: a
+ * version this release does not read is refused by name, not taken for another tool's file).
+ */
+export function detectExport(firstLine: string): 'sessionline' | undefined {
+  return isSessionlineHeader(firstLine) ? 'sessionline' : undefined
 }

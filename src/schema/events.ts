@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { FilePart } from './attachments'
 import { copyJson, Delivery, Id, Json, MessageSource, StepNumber, TurnNumber, Usage } from './common'
 import { MAX_APPEND_EVENTS, MAX_APPEND_SIZE, MAX_EVENT_TEXT, MAX_TITLE_LENGTH, MAX_TOOL_NAME } from './limits'
 
@@ -18,7 +19,14 @@ export const SessionCreated = event('session/created', z.strictObject({ title: T
 export const TurnStart = event('turn/start', z.strictObject({ turn: TurnNumber }))
 export const UserMessage = event(
   'user/message',
-  z.strictObject({ inputId: Id, text: EventText, delivery: Delivery, source: MessageSource }),
+  z.strictObject({
+    inputId: Id,
+    text: EventText,
+    delivery: Delivery,
+    source: MessageSource,
+    /** Files admitted with the input (docs/decisions/0031). */
+    attachments: z.array(FilePart).optional(),
+  }),
 )
 export const StepStart = event('step/start', z.strictObject({ turn: TurnNumber, step: StepNumber }))
 export const AssistantStart = event(

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { AttachmentInputs, FilePart } from './attachments'
 import { Delivery, Id, MAX_INPUT_TEXT, Seq, Timestamp } from './common'
 
 export const InputStatus = z.enum(['pending', 'promoted', 'cancelled'])
@@ -9,12 +10,21 @@ const InputText = z
   .max(MAX_INPUT_TEXT, `text is longer than ${MAX_INPUT_TEXT} characters`)
   .refine((t) => t.trim().length > 0, 'text is empty')
 
-/** What a caller hands to `admit`. */
-export const AdmitRequest = z.strictObject({
-  id: Id.optional(),
-  text: InputText,
-  delivery: Delivery.default('steer'),
-})
+/**
+ * What a caller hands to `admit`. With attachments the text may be empty (a pasted screenshot
+ * alone is an input); without, it may not.
+ */
+export const AdmitRequest = z
+  .strictObject({
+    id: Id.optional(),
+    text: z.string().max(MAX_INPUT_TEXT, `text is longer than ${MAX_INPUT_TEXT} characters`),
+    delivery: Delivery.default('steer'),
+    attachments: AttachmentInputs.optional(),
+  })
+  .refine((r) => r.text.trim().length > 0 || (r.attachments?.length ?? 0) > 0, {
+    message: 'text is empty',
+    path: ['text'],
+  })
 export type AdmitRequest = z.input<typeof AdmitRequest>
 
 export const EditRequest = z.strictObject({ text: InputText })
@@ -38,5 +48,7 @@ export const InputReceipt = z.strictObject({
    * however their stamps compare.
    */
   revision: z.number().int().nonnegative(),
+  /** The files admitted with the text (docs/decisions/0031); absent when there were none. */
+  attachments: z.array(FilePart).optional(),
 })
 export type InputReceipt = z.infer<typeof InputReceipt>

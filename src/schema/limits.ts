@@ -33,3 +33,14 @@ export const MAX_IMPORT_FILES = 100_000
 export const MAX_PATH_LENGTH = 4096
 /** A provider's extra system prompt (`configure`). */
 export const MAX_SYSTEM_PROMPT = 100_000
+/**
+ * One attachment of an admitted input, in bytes (25 MiB); `createEngine({attachments})` may set
+ * a lower or higher one. Bigger files are refused with `invalid_input` and nothing is written.
+ */
+export const MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
+/** All attachments of one admitted input together, in bytes (100 MiB; configurable as above). */
+export const MAX_INPUT_ATTACHMENT_BYTES = 100 * 1024 * 1024
+/** Attachments in one admitted input. */
+export const MAX_ATTACHMENTS = 32
+/** An attachment's file name. */
+export const MAX_ATTACHMENT_NAME = 1024

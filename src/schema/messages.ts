@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { FilePart } from './attachments'
 import { Delivery, Id, Json, MessageSource, Seq, StepNumber, Timestamp, Usage, Visibility } from './common'
 import { Finish } from './events'
 
@@ -22,7 +23,7 @@ export const ToolPart = z.strictObject({
   /** Imported: the session of the sub-agent this call ran. */
   agentSessionId: Id.optional(),
 })
-export const MessagePart = z.discriminatedUnion('type', [TextPart, ReasoningPart, ToolPart])
+export const MessagePart = z.discriminatedUnion('type', [TextPart, ReasoningPart, ToolPart, FilePart])
 export type TextPart = z.infer<typeof TextPart>
 export type ReasoningPart = z.infer<typeof ReasoningPart>
 export type ToolPart = z.infer<typeof ToolPart>

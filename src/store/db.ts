@@ -50,6 +50,24 @@ export interface SearchPartRow {
   data: unknown
 }
 
+/** The bytes of one attachment, stored once per content. */
+export interface AttachmentRow {
+  /** SHA-256 of the bytes, lowercase hex. */
+  id: string
+  size: number
+  /** The bytes, with the media type they were first admitted with. */
+  data: Blob
+}
+
+/**
+ * That session `sessionId` references attachment `attachmentId` (one row however often it does):
+ * the bytes' reference count is the number of these rows, read through the `attachmentId` index.
+ */
+export interface AttachmentRefRow {
+  sessionId: string
+  attachmentId: string
+}
+
 export type SessionlineDb = Dexie & {
   sessions: EntityTable<SessionRow, 'id'>
   events: Table<StoredEvent, [string, number]>
@@ -57,6 +75,8 @@ export type SessionlineDb = Dexie & {
   messages: EntityTable<SessionMessage, 'id'>
   projections: Table<ProjectionRow, [string, string]>
   search: Table<SearchPartRow, [string, number]>
+  attachments: EntityTable<AttachmentRow, 'id'>
+  attachmentRefs: Table<AttachmentRefRow, [string, string]>
 }
 
 /** Any key-range factory (the DOM's or fake-indexeddb's); Dexie only calls it. */

@@ -38,6 +38,13 @@ export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
     why: 'persist the search index beside the rows it indexes',
     stores: { search: '[sessionId+part]' },
   },
+  {
+    version: 4,
+    // Attachment bytes, once per content (key: SHA-256 hex), and which sessions use them
+    // (docs/decisions/0031): deleting a session frees the bytes no other session references.
+    why: 'store attachment bytes by content hash, with the sessions that reference them',
+    stores: { attachments: 'id', attachmentRefs: '[sessionId+attachmentId], attachmentId' },
+  },
 ]
 
 export const SCHEMA_VERSION = SCHEMA_VERSIONS[SCHEMA_VERSIONS.length - 1]?.version ?? 1

@@ -10,12 +10,17 @@ import { SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
+import { releaseAttachments } from './attachments'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
 import { chunkNamesOf, decodeStates, encodeState, listChunkName } from './projection-state'
 
 /** Runs `scope` in one readwrite transaction over every table; it commits when `scope` settles. */
 export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
-  return db.transaction('rw', [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
+  return db.transaction(
+    'rw',
+    [db.sessions, db.events, db.inputs, db.messages, db.projections, db.attachments, db.attachmentRefs],
+    scope,
+  )
 }
 
 /**
@@ -23,7 +28,8 @@ export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<
  * and receipts and look row ids up; a narrower scope than `inWrite` blocks fewer readers.
  */
 export function inInboxWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
-  return db.transaction('rw', [db.sessions, db.inputs, db.messages], scope)
+  // The attachment tables too: an admit stores its files with its receipt (docs/decisions/0031).
+  return db.transaction('rw', [db.sessions, db.inputs, db.messages, db.attachments, db.attachmentRefs], scope)
 }
 
 /**
@@ -362,5 +368,6 @@ export async function deleteSessionData(db: SessionlineDb, sessionId: string): P
     all('inputs'),
     all('messages'),
     db.projections.where('[sessionId+name]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).delete(),
+    releaseAttachments(db, sessionId),
   ])
 }

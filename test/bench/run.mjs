@@ -67,6 +67,7 @@ const STEPS = [
   'peers',
   'provider-ai-sdk',
   'tabs',
+  'portability',
   'folds',
 ]
 const ONLY = option('--only')?.split(',')
@@ -408,6 +409,7 @@ async function runInBrowser(report) {
         : { commits: 30, opens: 5, seedTurns: 500 }
     report.tabs = await step('tabs', () => runTabs(context, origin, sizes))
   }
+  await run('portability', '(14) attachments, export and import', 'portability', 600_000)
   if (needsSeed)
     comparisons.push(
       .../** @type {never[]} */ (

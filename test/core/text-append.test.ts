@@ -29,7 +29,7 @@ function versionsOf(log: ReturnType<typeof stamp>): Map<string, SessionMessage[]
 
 const textOf = (row: SessionMessage, part: number) => {
   const p = row.parts[part]
-  return p && p.type !== 'tool' ? p.text : undefined
+  return p && 'text' in p ? p.text : undefined
 }
 
 describe('text appends', () => {

@@ -174,6 +174,13 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   cancel: fc.tuple(or(sessionId), or(inputId)),
   edit: fc.tuple(or(sessionId), or(inputId), or(fc.record({ text }))),
   pending: fc.tuple(or(sessionId)),
+  attachment: fc.tuple(or(fc.stringMatching(/^[0-9a-f]{64}$/))),
+  exportSession: fc.tuple(
+    or(sessionId),
+    or(fc.record({ format: fc.constantFrom('sessionline', 'markdown') })),
+  ),
+  storage: fc.constant([]),
+  persist: fc.constant([]),
   promote: fc.tuple(or(sessionId), or(fc.constantFrom('settled', 'checkpoint'))),
   append: fc.tuple(or(sessionId), or(fc.oneof(wholeTurn, fc.array(event, { maxLength: 4 })))),
   events: fc.tuple(

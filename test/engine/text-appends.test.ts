@@ -116,7 +116,7 @@ describe.each(engineKinds)('text appends %s', (_, makeEngine) => {
       let appendText = 0
       let seen = [0, 0]
       const size = (rows: readonly SessionMessage[]) =>
-        rows.reduce((n, r) => n + r.parts.reduce((k, p) => k + (p.type === 'tool' ? 0 : p.text.length), 0), 0)
+        rows.reduce((n, r) => n + r.parts.reduce((k, p) => k + ('text' in p ? p.text.length : 0), 0), 0)
       const stops = [
         await engine.watch(id, (change) => {
           wholeText += size(change.rows)

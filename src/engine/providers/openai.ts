@@ -8,6 +8,8 @@
 
 import { createParser } from 'eventsource-parser'
 import { z } from 'zod'
+import { toBase64 } from '../../core/base64'
+import type { FilePart } from '../../schema/attachments'
 import type { Json, Usage } from '../../schema/common'
 import { parseOrThrow, SessionlineError } from '../../schema/errors'
 import type { SessionMessage, ToolPart } from '../../schema/messages'
@@ -20,9 +22,16 @@ export interface OpenAIProviderOptions {
   fetch?: typeof fetch
 }
 
+/** A part of a user message with files: its text, an image (a data URL) or another file. */
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } }
+  | { type: 'file'; file: { filename: string; file_data: string } }
+
 /** A chat-completions message, as the API takes it. */
 export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ChatContentPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string }
 export interface ChatToolCall {
@@ -51,12 +60,14 @@ async function* streamChat(request: ProviderRequest, settings: Settings, fetchIm
   }
   if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`
 
+  const files = await attachedFiles(request)
+  if (signal.aborted) throw abortError('model request')
   let response: Response
   try {
     response = await fetchImpl(url, {
       method: 'POST',
       headers,
-      body: JSON.stringify(chatRequestBody(request, settings)),
+      body: JSON.stringify(chatRequestBody(request, settings, files)),
       signal,
     })
   } catch (error) {
@@ -121,10 +132,11 @@ async function* streamChat(request: ProviderRequest, settings: Settings, fetchIm
 export function chatRequestBody(
   request: Pick<ProviderRequest, 'context' | 'tools'>,
   settings: Pick<Settings, 'model' | 'system' | 'temperature'>,
+  files?: AttachedFiles,
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: settings.model,
-    messages: toChatMessages(request.context, settings.system),
+    messages: toChatMessages(request.context, settings.system, files),
     stream: true,
     stream_options: { include_usage: true },
   }
@@ -144,21 +156,70 @@ function toChatTool(tool: ToolSpec) {
   }
 }
 
+/** Data URLs of the attachments a context's user rows carry, by attachment id. */
+export type AttachedFiles = ReadonlyMap<string, string>
+
+/** Reads the bytes of every file part of the context's user rows, as data URLs. */
+export async function attachedFiles(
+  request: Pick<ProviderRequest, 'context' | 'attachment'>,
+): Promise<AttachedFiles> {
+  const files = new Map<string, string>()
+  const { attachment } = request
+  if (!attachment) return files
+  for (const row of request.context) {
+    if (row.role !== 'user' || row.visibility !== 'visible') continue
+    for (const part of row.parts) {
+      if (part.type !== 'file' || files.has(part.attachmentId)) continue
+      const blob = await attachment(part.attachmentId)
+      if (blob)
+        files.set(
+          part.attachmentId,
+          `data:${part.mediaType};base64,${toBase64(new Uint8Array(await blob.arrayBuffer()))}`,
+        )
+    }
+  }
+  return files
+}
+
+/** A file part as chat content: images as `image_url`, other files as `file`, both as data URLs. */
+function fileContent(part: FilePart, files: AttachedFiles | undefined): ChatContentPart {
+  const url = files?.get(part.attachmentId)
+  if (!url) return { type: 'text', text: `[attachment ${part.name} (${part.mediaType}) is not available]` }
+  return part.mediaType.startsWith('image/')
+    ? { type: 'image_url', image_url: { url } }
+    : { type: 'file', file: { filename: part.name, file_data: url } }
+}
+
 /**
  * Maps the model-visible transcript to chat messages: user and assistant text, each assistant
  * tool call followed by its result as a `tool` message (every call gets an answer, since the API
- * rejects a call left unanswered). Reasoning is not sent back.
+ * rejects a call left unanswered). Reasoning is not sent back. A user row with files becomes
+ * content parts: its text, then each file (`files` holds their bytes as data URLs).
  */
-export function toChatMessages(context: readonly SessionMessage[], system?: string): ChatMessage[] {
+export function toChatMessages(
+  context: readonly SessionMessage[],
+  system?: string,
+  files?: AttachedFiles,
+): ChatMessage[] {
   const messages: ChatMessage[] = []
   if (system) messages.push({ role: 'system', content: system })
   for (const row of context) {
     if (row.visibility !== 'visible') continue
     const text = row.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
     switch (row.role) {
-      case 'user':
-        messages.push({ role: 'user', content: text })
+      case 'user': {
+        const attached = row.parts.filter((part): part is FilePart => part.type === 'file')
+        if (attached.length === 0) messages.push({ role: 'user', content: text })
+        else
+          messages.push({
+            role: 'user',
+            content: [
+              ...(text === '' ? [] : [{ type: 'text' as const, text }]),
+              ...attached.map((part) => fileContent(part, files)),
+            ],
+          })
         break
+      }
       case 'system':
         messages.push({ role: 'system', content: text })
         break

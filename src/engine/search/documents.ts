@@ -37,6 +37,7 @@ export function fieldsOf(row: SessionMessage): Record<SearchField, string> {
   for (const part of row.parts) {
     if (part.type === 'text') text.push(part.text)
     else if (part.type === 'reasoning') reasoning.push(part.text)
+    else if (part.type === 'file') text.push(part.name)
     else {
       toolInput.push(`${part.name} ${jsonText(part.input)}`)
       if (part.output !== undefined) toolOutput.push(jsonText(part.output))

@@ -16,6 +16,7 @@ import { type BenchEnv, DB, freshEngine, LONG_SESSION, openEngine } from './env'
 import { runGrowth } from './growth'
 import { runPeers } from './peers'
 import { channelEngine } from './peers-channel'
+import { runPortability } from './portability'
 import { runProviderAiSdk } from './provider-ai-sdk'
 import { benchComlinkTail, rawTailService, runReads } from './reads'
 import { runJumps, runSearch } from './search'
@@ -81,6 +82,8 @@ comparisons.push(await comlinkTail())
 comparisons.push(...memoryComparisons(seededSl, seededRaw))
 env.log('(8) search')
 comparisons.push(...(await runSearch(env, cfg)))
+env.log('(13) attachments, export and import')
+comparisons.push(...(await runPortability(env, cfg)))
 env.log('(9) jumps (MessageChannel)')
 {
   const channel = new MessageChannel()

@@ -197,7 +197,11 @@ export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Compar
     const texts = all.map((row) =>
       row.parts
         .map((p) =>
-          p.type === 'tool' ? `${JSON.stringify(p.input)} ${JSON.stringify(p.output ?? '')}` : p.text,
+          p.type === 'tool'
+            ? `${JSON.stringify(p.input)} ${JSON.stringify(p.output ?? '')}`
+            : 'text' in p
+              ? p.text
+              : '',
         )
         .join('\n')
         .toLowerCase(),
@@ -295,7 +299,7 @@ export async function runJumps(
   // A query for the words of turn 3's prompt; the index is built once, outside the timing.
   const early = (await client.page(sessionId, { afterSeq: 0, limit: 12 })).messages
   const sample = early.find((m) => m.turn === 3 && m.role === 'user') ?? early.at(-1)!
-  const sampleText = sample.parts.map((p) => (p.type === 'tool' ? '' : p.text)).join(' ')
+  const sampleText = sample.parts.map((p) => ('text' in p ? p.text : '')).join(' ')
   const query = sampleText.split(/\s+/).slice(0, 4).join(' ')
   await client.search(query, { sessionId, limit: 50 })
   for (let rep = -1; rep < cfg.jumpReps; rep++) {

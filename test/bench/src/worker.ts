@@ -11,6 +11,7 @@ import { BenchConfig } from './config'
 import { type BenchEnv, DB, freshEngine, openEngine } from './env'
 import { runGrowth } from './growth'
 import { servePeerEngine, stopPeerEngine } from './peers-engine'
+import { runPortability } from './portability'
 import { runProviderAiSdk } from './provider-ai-sdk'
 import { type RawTailService, rawTailService, runReads } from './reads'
 import { runSearch } from './search'
@@ -38,6 +39,7 @@ const api = {
   search: (config: unknown) => runSearch(env, BenchConfig.parse(config)),
   growth: (config: unknown) => runGrowth(env, BenchConfig.parse(config)),
   providerAiSdk: (config: unknown) => runProviderAiSdk(env, BenchConfig.parse(config)),
+  portability: (config: unknown) => runPortability(env, BenchConfig.parse(config)),
   serve(ports: { sessionline: MessagePort; raw: MessagePort }) {
     const engine = exposeEngine(openEngine(env, DB.longSl), ports.sessionline)
     const raw = rawTailService(env)

@@ -96,7 +96,9 @@ function partTexts(row: SessionMessage): string[] {
   return row.parts.flatMap((p) =>
     p.type === 'tool'
       ? [p.name, JSON.stringify(p.input), ...(p.output === undefined ? [] : [JSON.stringify(p.output)])]
-      : [p.text],
+      : 'text' in p
+        ? [p.text]
+        : [p.name],
   )
 }
 

@@ -1,0 +1,196 @@
+/**
+ * (13) attachments and whole-session files (docs/decisions/0031, 0032): admitting a 10 MB Blob
+ * against a raw Dexie put of the same Blob; exporting a long session against raw Dexie reading
+ * the same records; importing its `sessionline` export against raw Dexie bulk-writing them.
+ */
+import Dexie, { type Table } from 'dexie'
+import type { Engine } from '../../../src/engine/types'
+import type { StoredEvent } from '../../../src/schema/events'
+import type { InputReceipt } from '../../../src/schema/inputs'
+import type { SessionMessage } from '../../../src/schema/messages'
+import type { BenchConfig } from './config'
+import { type BenchEnv, clock, freshEngine, newSessionId } from './env'
+import { chunks, Stamper, seededTurns } from './fixtures'
+import { freshRaw } from './raw'
+import { type Comparison, compare, measureSides, timed } from './stats'
+
+const MB10 = 10 * 1024 * 1024
+const PORT_DB = { sessionline: 'bench-port-sessionline', raw: 'bench-port-raw', import: 'bench-port-import' }
+
+/** 10 MB of bytes no other step has (so the engine never finds them stored already). */
+function uniqueBytes(seed: number): Blob {
+  const bytes = new Uint8Array(MB10)
+  let x = (seed * 2654435761) >>> 0 || 1
+  const words = new Uint32Array(bytes.buffer)
+  for (let i = 0; i < words.length; i++) {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    words[i] = x >>> 0
+  }
+  return new Blob([bytes], { type: 'image/png' })
+}
+
+type BlobDb = Dexie & { blobs: Table<{ id: string; data: Blob }, string> }
+
+async function freshBlobDb(env: BenchEnv): Promise<BlobDb> {
+  const db = new Dexie('bench-port-blobs', { ...env.dexie, cache: 'disabled' }) as BlobDb
+  db.version(1).stores({ blobs: 'id' })
+  await db.delete()
+  await db.open()
+  return db
+}
+
+export async function runPortability(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
+  env.log('(13a) admit a 10 MB Blob')
+  const admit = await benchAttachmentAdmit(env, cfg)
+  env.log(`(13b) export and import a ${cfg.seedTurns}-turn session`)
+  return [admit, ...(await benchFiles(env, cfg))]
+}
+
+async function benchAttachmentAdmit(env: BenchEnv, cfg: BenchConfig): Promise<Comparison> {
+  const engine = await freshEngine(env, PORT_DB.sessionline)
+  const raw = await freshBlobDb(env)
+  let seed = 0
+  try {
+    const steps = 3
+    const figures = await measureSides(
+      {
+        sessionline: async (rep) => {
+          const { id } = await engine.createSession({ id: newSessionId('attach', rep) })
+          return async (i) => {
+            const data = uniqueBytes(++seed)
+            const attachments = [{ name: 'big.png', mediaType: 'image/png', data }]
+            return timed(() => engine.admit(id, { id: `${id}-in${i}`, text: 'look', attachments }))
+          }
+        },
+        raw: async () => async () => {
+          const data = uniqueBytes(++seed)
+          return timed(() => raw.transaction('rw', raw.blobs, () => raw.blobs.put({ id: `b${seed}`, data })))
+        },
+      },
+      { reps: cfg.writeReps, steps, warmup: true },
+    )
+    return compare(
+      {
+        id: 'attachment-admit',
+        name: 'admit with one 10 MB Blob',
+        op: 'admit of 10 MB',
+        target: 1.3,
+        note: 'sessionline: read + SHA-256 before the transaction, then bytes, refs and receipt in one; raw: one put of the Blob',
+      },
+      figures.sessionline,
+      figures.raw,
+    )
+  } finally {
+    await engine.close()
+    raw.close()
+    await raw.delete()
+  }
+}
+
+async function benchFiles(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
+  const engine = await freshEngine(env, PORT_DB.sessionline)
+  const sessionId = 'port-long'
+  await engine.createSession({ id: sessionId, title: 'long' })
+  for (const batch of chunks(seededTurns(1, cfg.seedTurns, 'p-'), 2000)) await engine.append(sessionId, batch)
+  // The same records, prepared once for raw Dexie: what the export carries and the import writes.
+  const stamper = new Stamper(sessionId, 2)
+  const session = (await engine.getSession(sessionId))!
+  const created = (await engine.events(sessionId, { limit: 1 }))[0] as StoredEvent
+  const records: { events: StoredEvent[]; rows: SessionMessage[]; inputs: InputReceipt[] } = {
+    events: [created],
+    rows: [],
+    inputs: [],
+  }
+  const rows = new Map<string, SessionMessage>()
+  for (const turns of chunks(seededTurns(1, cfg.seedTurns, 'p-'), 2000)) {
+    const stamped = stamper.stamp(turns, clock())
+    records.events.push(...stamped.events)
+    // A turn split across two chunks changes its rows in both: keep each row as it ended.
+    for (const row of stamped.rows) rows.set(row.id, row)
+  }
+  records.rows = [...rows.values()]
+  const raw = await freshRaw(PORT_DB.raw, env.dexie)
+  await raw.transaction('rw', [raw.sessions, raw.events, raw.messages], async () => {
+    await raw.sessions.put({ ...session })
+    await raw.events.bulkAdd(records.events)
+    await raw.messages.bulkAdd(records.rows)
+  })
+  const exported = await engine.exportSession(sessionId)
+  try {
+    const exportFigures = await measureSides(
+      {
+        sessionline: async () => async () => timed(() => engine.exportSession(sessionId)),
+        raw: async () => async () =>
+          timed(() =>
+            raw.transaction('r', [raw.sessions, raw.events, raw.inputs], () =>
+              Promise.all([
+                raw.sessions.get(sessionId),
+                raw.events.where('[sessionId+seq]').between([sessionId, 0], [sessionId, Infinity]).toArray(),
+                raw.inputs.where('[sessionId+seq]').between([sessionId, 0], [sessionId, Infinity]).toArray(),
+              ]),
+            ),
+          ),
+      },
+      { reps: Math.min(cfg.coldReps, 5), steps: 1, warmup: true },
+    )
+    let target: Engine | undefined
+    const importFigures = await measureSides(
+      {
+        sessionline: async () => {
+          await target?.close()
+          target = await freshEngine(env, PORT_DB.import)
+          const into = target
+          return async () => timed(() => into.importTranscript({ blob: exported }))
+        },
+        raw: async () => {
+          const into = await freshRaw(`${PORT_DB.raw}-import`, env.dexie)
+          return async () => {
+            const ms = await timed(() =>
+              into.transaction('rw', [into.sessions, into.events, into.messages], () =>
+                Promise.all([
+                  into.sessions.add({ ...session }),
+                  into.events.bulkAdd(records.events),
+                  into.messages.bulkAdd(records.rows),
+                ]),
+              ),
+            )
+            into.close()
+            return ms
+          }
+        },
+      },
+      { reps: Math.min(cfg.coldReps, 5), steps: 1, warmup: true },
+    )
+    await target?.close()
+    const turns = `${cfg.seedTurns} turns, ${records.events.length} events, ${(exported.size / 1e6).toFixed(1)} MB`
+    return [
+      compare(
+        {
+          id: 'export',
+          name: `exportSession (sessionline) of a ${cfg.seedTurns}-turn session`,
+          op: 'export',
+          target: 1.5,
+          note: `${turns}; raw: reading the session, its events and inputs in one transaction`,
+        },
+        exportFigures.sessionline,
+        exportFigures.raw,
+      ),
+      compare(
+        {
+          id: 'import-sessionline',
+          name: `importTranscript of that export into a fresh database`,
+          op: 'import',
+          target: 1.5,
+          note: `${turns}; raw: bulk-writing the session, events and prepared rows in one transaction`,
+        },
+        importFigures.sessionline,
+        importFigures.raw,
+      ),
+    ]
+  } finally {
+    await engine.close()
+    raw.close()
+  }
+}

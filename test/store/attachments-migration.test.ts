@@ -1,0 +1,84 @@
+/**
+ * Schema version 4 adds the attachment tables (docs/decisions/0031). A database written at
+ * version 3, with sessions in it, opens with today's engine: nothing of it changes, the new
+ * tables exist and start empty, and its sessions take attachments and delete completely.
+ */
+import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import { expect, test } from 'vitest'
+import { createEngine } from '../../src/engine/engine'
+import { openDb } from '../../src/store/db'
+import { SCHEMA_VERSION, SCHEMA_VERSIONS } from '../../src/store/migrations'
+import { freshDbName } from '../support/engines'
+
+const options = { indexedDB, IDBKeyRange }
+const V3 = SCHEMA_VERSIONS.filter((v) => v.version <= 3)
+
+async function rowsOf(dbName: string, versions = SCHEMA_VERSIONS) {
+  const db = openDb(dbName, options, versions)
+  try {
+    await db.open()
+    const out: Record<string, unknown[]> = {}
+    for (const table of db.tables) out[table.name] = await table.toArray()
+    return { verno: db.verno, tables: out }
+  } finally {
+    db.close()
+  }
+}
+
+test('a version 3 database upgrades to version 4 unchanged, with empty attachment tables that then work', async () => {
+  expect(SCHEMA_VERSION).toBe(4)
+  const dbName = freshDbName('v3')
+  // Written at version 3: the engine's writes go through whatever schema the database has, so
+  // the rows are written by a version 3 connection of our own (the layout differs only in tables).
+  const old = openDb(dbName, options, V3)
+  await old.open()
+  await old.sessions.add({
+    id: 's',
+    title: 'old',
+    createdAt: 1,
+    updatedAt: 1,
+    headSeq: 1,
+    nextInputSeq: 2,
+    source: 'native',
+    rev: 2,
+  })
+  await old.events.add({ sessionId: 's', seq: 1, at: 1, type: 'session/created', data: { title: 'old' } })
+  await old.inputs.add({
+    id: 'i1',
+    sessionId: 's',
+    seq: 1,
+    delivery: 'steer',
+    text: 'kept',
+    status: 'pending',
+    admittedAt: 1,
+    revision: 0,
+  })
+  old.close()
+  const before = await rowsOf(dbName, V3)
+  expect(before.verno).toBe(3)
+  expect(Object.keys(before.tables)).not.toContain('attachments')
+
+  // Opened with today's schema: the upgrade itself changes no row and adds two empty tables.
+  const after = await rowsOf(dbName)
+  expect(after.verno).toBe(4)
+  for (const [name, rows] of Object.entries(before.tables)) expect(after.tables[name], name).toEqual(rows)
+  expect(after.tables.attachments).toEqual([])
+  expect(after.tables.attachmentRefs).toEqual([])
+
+  const engine = createEngine({ dbName, ...options })
+  try {
+    expect((await engine.pending('s')).map((r) => r.text)).toEqual(['kept'])
+    const data = new Blob([new Uint8Array([1, 2, 3])], { type: 'text/plain' })
+    const receipt = await engine.admit('s', {
+      text: 'with a file',
+      attachments: [{ name: 'a.txt', mediaType: 'text/plain', data }],
+    })
+    expect(receipt.seq).toBe(2)
+    const id = receipt.attachments?.[0]?.attachmentId ?? ''
+    expect(await (await engine.attachment(id))?.text()).toBe('\u0001\u0002\u0003')
+    await engine.deleteSession('s')
+    for (const [name, rows] of Object.entries((await rowsOf(dbName)).tables)) expect(rows, name).toEqual([])
+  } finally {
+    await engine.close()
+  }
+})
