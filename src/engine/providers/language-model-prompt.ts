@@ -2,18 +2,49 @@
  * The model-visible transcript as an AI SDK language-model prompt (the shape specifications v2,
  * v3 and v4 share): system text first, user text, assistant text and tool calls, and one `tool`
  * message answering every call (a provider rejects a call left unanswered). Reasoning is not
- * sent back, as with the OpenAI-compatible provider.
+ * sent back, as with the OpenAI-compatible provider. A user row's files become `file` parts of
+ * its message, their bytes read before the prompt is built (`promptFiles`).
  */
 import type { Json } from '../../schema/common'
 import type { SessionMessage, ToolPart } from '../../schema/messages'
-import type { ToolSpec } from '../provider'
+import type { ProviderRequest, ToolSpec } from '../provider'
 
 /** One message of a language-model prompt. */
 export type PromptMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: { type: 'text'; text: string }[] }
+  | { role: 'user'; content: PromptUserPart[] }
   | { role: 'assistant'; content: PromptAssistantPart[] }
   | { role: 'tool'; content: PromptToolResult[] }
+
+/** A user message's part: its text, or one attached file with its bytes (the specifications' `file` part). */
+export type PromptUserPart =
+  | { type: 'text'; text: string }
+  | { type: 'file'; data: Uint8Array; mediaType: string; filename: string }
+
+/** The bytes of the files the context's user rows carry, by attachment id. */
+export type PromptFiles = ReadonlyMap<string, Uint8Array>
+
+/**
+ * Reads the bytes of every file the context's visible user rows carry, once per attachment id.
+ * A file whose bytes are gone (or a host that serves none) is left out of the map; the prompt
+ * then says so in text rather than failing the step.
+ */
+export async function promptFiles(
+  request: Pick<ProviderRequest, 'context' | 'attachment'>,
+): Promise<PromptFiles> {
+  const files = new Map<string, Uint8Array>()
+  const { attachment } = request
+  if (!attachment) return files
+  for (const row of request.context) {
+    if (row.role !== 'user' || row.visibility !== 'visible') continue
+    for (const part of row.parts) {
+      if (part.type !== 'file' || files.has(part.attachmentId)) continue
+      const blob = await attachment(part.attachmentId)
+      if (blob) files.set(part.attachmentId, new Uint8Array(await blob.arrayBuffer()))
+    }
+  }
+  return files
+}
 
 export type PromptAssistantPart =
   | { type: 'text'; text: string }
@@ -37,7 +68,11 @@ export interface PromptFunctionTool {
   inputSchema: Json
 }
 
-export function toPrompt(context: readonly SessionMessage[], system?: string): PromptMessage[] {
+export function toPrompt(
+  context: readonly SessionMessage[],
+  system?: string,
+  files: PromptFiles = new Map(),
+): PromptMessage[] {
   const messages: PromptMessage[] = []
   if (system) messages.push({ role: 'system', content: system })
   for (const row of context) {
@@ -45,7 +80,7 @@ export function toPrompt(context: readonly SessionMessage[], system?: string): P
     const text = row.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
     switch (row.role) {
       case 'user':
-        messages.push({ role: 'user', content: [{ type: 'text', text }] })
+        messages.push({ role: 'user', content: userContent(row, text, files) })
         break
       case 'system':
         messages.push({ role: 'system', content: text })
@@ -67,6 +102,21 @@ export function toPrompt(context: readonly SessionMessage[], system?: string): P
     }
   }
   return messages
+}
+
+function userContent(row: SessionMessage, text: string, files: PromptFiles): PromptUserPart[] {
+  const content: PromptUserPart[] = []
+  if (text !== '' || !row.parts.some((part) => part.type === 'file')) content.push({ type: 'text', text })
+  for (const part of row.parts) {
+    if (part.type !== 'file') continue
+    const data = files.get(part.attachmentId)
+    content.push(
+      data
+        ? { type: 'file', data, mediaType: part.mediaType, filename: part.name }
+        : { type: 'text', text: `[attachment ${part.name} (${part.mediaType}) is not available]` },
+    )
+  }
+  return content
 }
 
 function toolResultOf(call: ToolPart): PromptToolResult {
