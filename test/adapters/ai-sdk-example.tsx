@@ -10,6 +10,12 @@ export function Chat({ view }: { view: SessionView }) {
       {messages.map((message) => (
         <article key={message.id} data-id={message.id} data-role={message.role}>
           {message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')}
+          {message.parts.flatMap((part) =>
+            // Tools run in the worker, so a call arrives as a `dynamic-tool` part.
+            part.type === 'dynamic-tool'
+              ? [<code key={part.toolCallId} data-tool={part.toolName} data-state={part.state} />]
+              : [],
+          )}
         </article>
       ))}
       <ul className="queued">
