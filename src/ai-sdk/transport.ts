@@ -74,8 +74,9 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
   }): Promise<ReadableStream<UIMessageChunk>> {
     if (options.trigger === 'regenerate-message')
       throw new SessionlineError(
-        'invalid_state',
+        'unsupported',
         'sessionline keeps every answer in its log: regenerating an answer is not supported',
+        { helper: 'regenerate' },
       )
     const last = options.messages.at(-1)
     if (last === undefined || last.role !== 'user')

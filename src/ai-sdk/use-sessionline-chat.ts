@@ -19,6 +19,7 @@ import { chatRows, isTurnRunning, openAssistantRow } from '../client/activity'
 import type { SessionView, TimelineInput, TimelineRow } from '../client/types'
 import { useSessionView } from '../react'
 import type { Delivery } from '../schema/common'
+import { SessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
 import { isOpenMessageRow, rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from './messages'
 import { SessionlineChatTransport, type SessionlineChatTransportOptions, textOfParts } from './transport'
@@ -60,6 +61,62 @@ export interface SessionlineChatExtras {
 export type SessionlineChat = UseChatHelpers<SessionlineUIMessage> & SessionlineChatExtras
 
 const isLive = (status: string) => status === 'submitted' || status === 'streaming'
+
+/** The error a helper of `useChat` that sessionline cannot honour throws, naming the limit. */
+export function unsupported(helper: string, limit: string): SessionlineError {
+  return new SessionlineError('unsupported', `${helper} is not supported by useSessionlineChat: ${limit}`, {
+    helper,
+  })
+}
+
+const TOOLS_IN_WORKER =
+  "tools run in the session's worker, which writes their output; a page cannot answer a call"
+
+/**
+ * Helpers of `useChat` that would change the chat behind the session's back. Each throws (or, for
+ * the async ones, rejects with) a `SessionlineError` with code `unsupported`. Only those the
+ * installed `@ai-sdk/react` has are replaced.
+ */
+const REFUSED = {
+  setMessages: (): never => {
+    throw unsupported(
+      'setMessages',
+      "messages are the session's rows; change the session with admit, editQueued or experimental_removeQueuedMessage",
+    )
+  },
+  regenerate: async (): Promise<never> => {
+    throw unsupported('regenerate', 'every answer stays in the session log; send a new message instead')
+  },
+  addToolResult: async (): Promise<never> => {
+    throw unsupported('addToolResult', TOOLS_IN_WORKER)
+  },
+  addToolOutput: async (): Promise<never> => {
+    throw unsupported('addToolOutput', TOOLS_IN_WORKER)
+  },
+  addToolApprovalResponse: async (): Promise<never> => {
+    throw unsupported('addToolApprovalResponse', 'the session has no tool approvals yet')
+  },
+}
+
+/** Why a message given to `sendMessage` cannot be admitted as it is, if it cannot. */
+function refusalOf(message: object): SessionlineError | undefined {
+  const fields = message as { files?: unknown; metadata?: unknown; messageId?: unknown; parts?: unknown }
+  const files = fields.files as { length?: number } | undefined
+  if (files !== undefined && (files.length ?? 1) > 0)
+    return unsupported('sendMessage({ files })', 'an input is text only; files are not stored')
+  if (fields.metadata !== undefined)
+    return unsupported('sendMessage({ metadata })', "an input's metadata is not stored")
+  if (fields.messageId !== undefined)
+    return unsupported(
+      'sendMessage({ messageId })',
+      'a sent message is never replaced; edit a queued input with editQueued',
+    )
+  const parts = Array.isArray(fields.parts) ? (fields.parts as { type: string }[]) : []
+  const other = parts.find((part) => part.type !== 'text')
+  if (other !== undefined)
+    return unsupported(`sendMessage with a ${other.type} part`, 'an input is text only')
+  return undefined
+}
 
 /**
  * The view's rows as messages; the row the chat is streaming keeps the chat's own message.
@@ -148,6 +205,8 @@ export function useSessionlineChat(
   const requests = useRef(0)
   const sendMessage = useCallback<SessionlineChat['sendMessage']>(
     async (message, requestOptions) => {
+      const refused = message === undefined ? undefined : refusalOf(message)
+      if (refused) throw refused
       const busy =
         requests.current > 0 || isLive(chatStatus.current) || isTurnRunning(view.getSnapshot().rows)
       if (!busy || message === undefined) {
@@ -199,5 +258,15 @@ export function useSessionlineChat(
     hasOlder: snapshot.hasOlder,
     loadOlder: useCallback(() => view.loadOlder(), [view]),
   }
-  return { ...chat, sendMessage, stop, ...extras }
+  const result: SessionlineChat = {
+    ...chat,
+    sendMessage,
+    stop,
+    setMessages: REFUSED.setMessages,
+    regenerate: REFUSED.regenerate,
+    ...extras,
+  }
+  for (const helper of ['addToolResult', 'addToolOutput', 'addToolApprovalResponse'] as const)
+    if (helper in chat) (result as unknown as Record<string, unknown>)[helper] = REFUSED[helper]
+  return result
 }

@@ -7,6 +7,7 @@
 import { act, createElement } from 'react'
 import { createRoot, type Root } from 'react-dom/client'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { isSessionlineError } from '../../src'
 import { type SessionlineChat, useSessionlineChat } from '../../src/ai-sdk'
 import { chatRows, isTurnRunning } from '../../src/client/activity'
 import { createSessionView } from '../../src/client/session-view'
@@ -173,6 +174,64 @@ export function defineChatCases(release: string, options: { resumesThroughStream
         const ids = render.messages.map((message) => message.id)
         expect(new Set(ids).size).toBe(ids.length)
       }
+    })
+
+    it(`${release}: every helper the session cannot honour throws unsupported naming itself, and admits nothing`, async () => {
+      const { view } = await open(3)
+      const chat = mount(view)
+      const helpers = chat.latest() as unknown as Record<string, (...args: unknown[]) => unknown>
+      /** The helper named in the error each call throws or rejects with. */
+      const refusal = async (call: () => unknown): Promise<unknown> => {
+        try {
+          await call()
+        } catch (error) {
+          expect(isSessionlineError(error) && error.code).toBe('unsupported')
+          return isSessionlineError(error) ? (error.details as { helper: string }).helper : error
+        }
+        throw new Error('it did not throw')
+      }
+      const file = { type: 'file', mediaType: 'text/plain', url: 'data:,hello' }
+      const named: unknown[] = []
+      await act(async () => {
+        named.push(await refusal(() => helpers.setMessages!([])))
+        named.push(await refusal(() => helpers.regenerate!()))
+        named.push(
+          await refusal(() => chat.latest().sendMessage({ text: 'with a file', files: [file] } as never)),
+        )
+        named.push(
+          await refusal(() =>
+            chat.latest().sendMessage({ text: 'with metadata', metadata: { x: 1 } } as never),
+          ),
+        )
+        named.push(
+          await refusal(() => chat.latest().sendMessage({ text: 'a replacement', messageId: 'm1' } as never)),
+        )
+        named.push(await refusal(() => chat.latest().sendMessage({ role: 'user', parts: [file] } as never)))
+        for (const helper of ['addToolResult', 'addToolOutput', 'addToolApprovalResponse'])
+          if (helper in helpers)
+            named.push(
+              await refusal(() => helpers[helper]!({ tool: 'clock', toolCallId: 'c1', output: null })),
+            )
+      })
+      expect(named.slice(0, 6)).toEqual([
+        'setMessages',
+        'regenerate',
+        'sendMessage({ files })',
+        'sendMessage({ metadata })',
+        'sendMessage({ messageId })',
+        'sendMessage with a file part',
+      ])
+      expect(named.slice(6)).toEqual(
+        ['addToolResult', 'addToolOutput', 'addToolApprovalResponse'].filter((helper) => helper in helpers),
+      )
+      expect(named.length).toBeGreaterThanOrEqual(7) // every release has addToolResult
+      expect(view.getSnapshot().rows).toEqual([])
+      expect(view.getSnapshot().queued).toEqual([])
+      // What works still works: a plain text message is sent and answered.
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'plain text' })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().messages.length === 2, 'the answer')
     })
 
     it(`${release}: stop interrupts the turn and keeps the partial answer`, async () => {

@@ -177,7 +177,7 @@ describe('SessionlineChatTransport', () => {
     expect(isTurnRunning(stopped.rows)).toBe(false)
   })
 
-  it('regenerating an answer is refused with invalid_state and admits nothing', async () => {
+  it('regenerating an answer is refused with unsupported and admits nothing', async () => {
     const { view, transport } = await session({ seed: 1, toolRate: 0, wordDelayMs: 0 })
     const refused = await transport
       .sendMessages({
@@ -191,7 +191,7 @@ describe('SessionlineChatTransport', () => {
         () => undefined,
         (error: unknown) => error,
       )
-    expect(isSessionlineError(refused) && refused.code).toBe('invalid_state')
+    expect(isSessionlineError(refused) && refused.code).toBe('unsupported')
     expect(view.getSnapshot().rows).toEqual([])
   })
 })
