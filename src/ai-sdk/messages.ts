@@ -1,6 +1,8 @@
 /**
  * Timeline rows as AI SDK UI messages: one row, one `UIMessage`, with the row's id, so a message
- * the page rendered keeps its identity from the pending input to the promoted transcript row.
+ * the page rendered keeps its identity from the pending input to the promoted transcript row;
+ * except that a turn's model steps (consecutive assistant rows) are one assistant message, as the
+ * AI SDK gives one per turn, with a `step-start` part before each step.
  *
  * Rows are immutable (a change is a new row object), so each row is converted once and its
  * message reused while the row is the same object: React sees the same message and skips it.
@@ -109,12 +111,93 @@ export function toUIMessage(row: ChatRow | TimelineInput): SessionlineUIMessage 
   return message
 }
 
-/** Every row of a snapshot as UI messages, in the view's order (ids are the rows' keys; gap markers are left out). */
+const isAssistantRow = (row: ChatRow): row is ChatRow & { kind: 'message' } =>
+  row.kind === 'message' && row.message.role === 'assistant'
+
+/** Whether `row` is a later step of the turn whose assistant step `previous` is. */
+function continuesTurn(previous: ChatRow, row: ChatRow): boolean {
+  return (
+    isAssistantRow(previous) &&
+    isAssistantRow(row) &&
+    previous.message.turn !== undefined &&
+    previous.message.turn === row.message.turn
+  )
+}
+
+/**
+ * The rows as the AI SDK's messages group them: each run of consecutive assistant rows of one
+ * turn (its model steps) is one group, every other row a group of its own. A steer that joins a
+ * running turn sits between two steps, so it ends one group and the steps after it form the next.
+ */
+export function groupRows(rows: readonly ChatRow[]): ChatRow[][] {
+  const groups: ChatRow[][] = []
+  for (const row of rows) {
+    const last = groups.at(-1)
+    if (last !== undefined && continuesTurn(last.at(-1)!, row)) last.push(row)
+    else groups.push([row])
+  }
+  return groups
+}
+
+/** The rows of the group that starts at `id`: it and the later steps of its turn that follow it. */
+export function groupAt(rows: readonly ChatRow[], id: string): ChatRow[] | undefined {
+  const at = rows.findIndex((row) => row.key === id)
+  if (at === -1) return undefined
+  const group = [rows[at]!]
+  for (let i = at + 1; i < rows.length && continuesTurn(group.at(-1)!, rows[i]!); i++) group.push(rows[i]!)
+  return group
+}
+
+const groupMessages = new WeakMap<object, { rows: readonly ChatRow[]; message: SessionlineUIMessage }>()
+
+/**
+ * One UI message for a group: a single row's own message, or, for a turn's steps, one assistant
+ * message with the first step's id whose parts are each step's, a `step-start` before each, and
+ * the last step's metadata. Converted once per set of row objects.
+ */
+export function groupToUIMessage(group: readonly ChatRow[]): SessionlineUIMessage {
+  if (group.length === 1) return toUIMessage(group[0]!)
+  const cached = groupMessages.get(group[0]!)
+  if (cached && cached.rows.length === group.length && cached.rows.every((row, i) => row === group[i]))
+    return cached.message
+  const steps = group.map(toUIMessage)
+  const message: SessionlineUIMessage = {
+    id: steps[0]!.id,
+    role: 'assistant',
+    parts: steps.flatMap((step) => step.parts),
+    metadata: steps.at(-1)!.metadata!,
+  }
+  groupMessages.set(group[0]!, { rows: [...group], message })
+  return message
+}
+
+/**
+ * Every row of a snapshot as UI messages, in the view's order: one assistant message per turn's
+ * run of steps (its id is the first step's row id), one message per other row (its id is the
+ * row's key). Gap markers are left out.
+ */
 export function rowsToUIMessages(rows: readonly TimelineRow[]): SessionlineUIMessage[] {
-  return chatRows(rows).map(toUIMessage)
+  return groupRows(chatRows(rows)).map(groupToUIMessage)
 }
 
 /** Whether the row behind a UI message may still change (the one a stream follows). */
 export function isOpenMessageRow(row: TimelineRow): boolean {
   return row.kind === 'message' && row.message.role === 'assistant' && isOpenRow(row.message)
+}
+
+/**
+ * Whether a group's message may still change: its last step is open, or it ended calling tools
+ * and nothing follows it yet (the turn's next step will join it). `last` says whether the group
+ * is the last one of the rows.
+ */
+export function isOpenGroup(group: readonly ChatRow[], last: boolean): boolean {
+  const tail = group.at(-1)!
+  if (isOpenMessageRow(tail)) return true
+  return (
+    last &&
+    tail.kind === 'message' &&
+    tail.message.role === 'assistant' &&
+    tail.message.status === 'complete' &&
+    tail.message.finish === 'tool-calls'
+  )
 }

@@ -1,6 +1,7 @@
 /**
- * A stream of AI SDK message chunks that follows one assistant row of a `SessionView` on the
- * page: the chunks are diffs between successive snapshots of that row, so nothing streams
+ * A stream of AI SDK message chunks that follows one turn's assistant rows (its model steps, one
+ * message) of a `SessionView` on the page: the chunks are diffs between successive snapshots of
+ * those rows, so nothing streams
  * through Comlink and a stream started late (a reconnect) replays the row from its start.
  *
  * Only chunk types that ai 5, 6 and 7 all know are written: `start`, `start-step`, `text-*`,
@@ -8,10 +9,10 @@
  * `finish-step`, `finish`, `abort` and `error`.
  */
 import type { UIMessageChunk } from 'ai'
-import { isOpenRow } from '../client/activity'
-import type { SessionView, TimelineRow, TimelineSnapshot } from '../client/types'
+import { chatRows } from '../client/activity'
+import type { SessionView, TimelineSnapshot } from '../client/types'
 import type { SessionMessage } from '../schema/messages'
-import { INTERRUPTED_TOOL_TEXT, type SessionlineMessageMetadata } from './messages'
+import { groupAt, INTERRUPTED_TOOL_TEXT, isOpenGroup, type SessionlineMessageMetadata } from './messages'
 
 type Chunk = UIMessageChunk
 
@@ -32,14 +33,6 @@ const fresh = (): PartProgress => ({ sent: 0, opened: false, closed: false })
 
 function metadataOf(message: SessionMessage): SessionlineMessageMetadata {
   return { seq: message.seq, turn: message.turn, status: message.status }
-}
-
-function findRow(rows: readonly TimelineRow[], id: string): SessionMessage | undefined {
-  for (let i = rows.length - 1; i >= 0; i--) {
-    const row = rows[i]!
-    if (row.key === id) return row.kind === 'message' ? row.message : undefined
-  }
-  return undefined
 }
 
 /** The chunks that bring a receiver from `progress` to `message`; updates `progress`. */
@@ -103,8 +96,9 @@ function diff(message: SessionMessage, progress: PartProgress[]): Chunk[] {
 }
 
 /**
- * Follows the row `locate` picks until it settles (its text is final and its tool calls have
- * their results), then finishes. `onAbort` runs once if `signal` aborts first.
+ * Follows the assistant row `locate` picks and the later steps of its turn that follow it (one
+ * message; a step each) until the last one settles and no step is due after it, then finishes.
+ * `onAbort` runs once if `signal` aborts first.
  */
 export function followRow(
   view: SessionView,
@@ -118,7 +112,8 @@ export function followRow(
       let target: string | undefined
       let done = false
       let started = false
-      const progress: PartProgress[] = []
+      /** Per step (row id): what the receiver has of each of its parts. */
+      const progress = new Map<string, PartProgress[]>()
       const finish = (last: Chunk[] = []) => {
         if (done) return
         done = true
@@ -160,15 +155,34 @@ export function followRow(
           }
           target = next.follow
         }
-        const message = findRow(snapshot.rows, target)
-        if (message === undefined) return
+        const rows = chatRows(snapshot.rows)
+        const group = groupAt(rows, target)
+        const first = group?.[0]
+        if (group === undefined || first?.kind !== 'message') return
         if (!started) {
           started = true
-          controller.enqueue({ type: 'start', messageId: message.id, messageMetadata: metadataOf(message) })
-          controller.enqueue({ type: 'start-step' })
+          controller.enqueue({
+            type: 'start',
+            messageId: first.message.id,
+            messageMetadata: metadataOf(first.message),
+          })
         }
-        for (const chunk of diff(message, progress)) controller.enqueue(chunk)
-        if (isOpenRow(message)) return
+        // Each of the turn's steps (a row each): a step of its own in the one message.
+        group.forEach((row, i) => {
+          if (row.kind !== 'message') return
+          let seen = progress.get(row.message.id)
+          if (seen === undefined) {
+            if (i > 0) controller.enqueue({ type: 'finish-step' })
+            controller.enqueue({ type: 'start-step' })
+            seen = []
+            progress.set(row.message.id, seen)
+          }
+          for (const chunk of diff(row.message, seen)) controller.enqueue(chunk)
+        })
+        if (isOpenGroup(group, group.at(-1) === rows.at(-1))) return
+        const tail = group.at(-1)!
+        if (tail.kind !== 'message') return
+        const message = tail.message
         const ending: Chunk[] = [{ type: 'finish-step' }]
         if (message.status === 'interrupted') ending.push({ type: 'abort' })
         if (message.status === 'error') {

@@ -8,11 +8,11 @@
  *   const chat = useChat({ id: view.sessionId, transport })
  */
 import type { ChatTransport, UIMessageChunk } from 'ai'
-import { isTurnRunning, openAssistantRow } from '../client/activity'
+import { chatRows, isTurnRunning, openAssistantRow } from '../client/activity'
 import type { SessionView, TimelineSnapshot } from '../client/types'
 import type { Delivery } from '../schema/common'
 import { SessionlineError } from '../schema/errors'
-import type { SessionlineUIMessage } from './messages'
+import { groupRows, type SessionlineUIMessage } from './messages'
 import { followRow, type Locate } from './row-stream'
 
 export interface SessionlineChatTransportOptions {
@@ -89,7 +89,8 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
   }
 
   /**
-   * The assistant row still running, replayed from its start with its stored id, then live; or
+   * The turn whose assistant row is still running, replayed from its first step with that step's
+   * stored id (the message's id), then live; or
    * `null` when none runs. Aborting it only detaches (the chat also aborts a reconnect it
    * replaces, which must not end the turn).
    */
@@ -101,7 +102,10 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
     const snapshot = await this.#loaded()
     const row = openAssistantRow(snapshot.rows)
     if (row === undefined) return null
-    return followRow(this.view, () => ({ follow: row.id }), options.abortSignal)
+    // The turn's message starts at its first step: replay from there.
+    const group = groupRows(chatRows(snapshot.rows)).find((rows) => rows.some((r) => r.key === row.id))
+    const from = group?.[0]?.key ?? row.id
+    return followRow(this.view, () => ({ follow: from }), options.abortSignal)
   }
 
   /** The first snapshot that is not `loading`. */

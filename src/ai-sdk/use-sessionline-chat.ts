@@ -2,11 +2,12 @@
  * `useChat` over a `SessionView`: the AI SDK's chat state and helpers, kept equal to the view's
  * rows, plus sessionline's durable inbox (`queued`, `admit`).
  *
- * The view is the source of truth. The chat streams the assistant row it asked for (status goes
- * `submitted → streaming → ready`); every other change (a promoted input, a later step of the
- * turn, a row another tab wrote, older history) reaches `messages` from the view. An assistant
- * row that runs while the chat is idle (after a reload, a queued input's turn, a steer) is
- * resumed: the transport replays it from its start under its stored id, so it never doubles.
+ * The view is the source of truth. The chat streams the turn it asked for, all its steps as one
+ * assistant message (status goes `submitted → streaming → ready` once per turn); every other
+ * change (a promoted input, a row another tab wrote, older history) reaches `messages` from the
+ * view. A turn that runs while the chat is idle (after a reload, a queued input's turn, a steer)
+ * is resumed: the transport replays it from its first step under that step's stored id, so it
+ * never doubles.
  *
  * Messages sent while a turn runs go to the durable queue instead of the chat's in-memory one
  * (ai 7's `experimental_queue`): `experimental_queuedMessages` and its remove/send-now helpers
@@ -21,7 +22,14 @@ import { useSessionView } from '../react'
 import type { Delivery } from '../schema/common'
 import { SessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
-import { isOpenMessageRow, rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from './messages'
+import {
+  groupRows,
+  groupToUIMessage,
+  isOpenGroup,
+  rowsToUIMessages,
+  type SessionlineUIMessage,
+  toUIMessage,
+} from './messages'
 import { SessionlineChatTransport, type SessionlineChatTransportOptions, textOfParts } from './transport'
 
 export type UseSessionlineChatOptions = Omit<
@@ -132,9 +140,10 @@ function reconcile(
 ): SessionlineUIMessage[] {
   const own = live ? new Map(current.map((message) => [message.id, message])) : undefined
   let streamedAt = -1
-  const next = chatRows(rows).map((row, i) => {
-    const streamed = own?.get(row.key)
-    if (streamed === undefined || !isOpenMessageRow(row)) return toUIMessage(row)
+  const groups = groupRows(chatRows(rows))
+  const next = groups.map((group, i) => {
+    const streamed = own?.get(group[0]!.key)
+    if (streamed === undefined || !isOpenGroup(group, i === groups.length - 1)) return groupToUIMessage(group)
     streamedAt = i
     return streamed
   })

@@ -8,7 +8,7 @@ import { act, createElement } from 'react'
 import { createRoot, type Root } from 'react-dom/client'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { isSessionlineError } from '../../src'
-import { type SessionlineChat, useSessionlineChat } from '../../src/ai-sdk'
+import { type SessionlineChat, type UseSessionlineChatOptions, useSessionlineChat } from '../../src/ai-sdk'
 import { chatRows, isTurnRunning } from '../../src/client/activity'
 import { createSessionView } from '../../src/client/session-view'
 import type { SessionView, TimelineSnapshot } from '../../src/client/types'
@@ -26,8 +26,16 @@ const textOf = (message: SessionlineChat['messages'][number]) =>
   message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
 
 /** Renders nothing; records what the hook returned at each render. */
-function Probe({ view, renders }: { view: SessionView; renders: SessionlineChat[] }) {
-  renders.push(useSessionlineChat(view))
+function Probe({
+  view,
+  renders,
+  options,
+}: {
+  view: SessionView
+  renders: SessionlineChat[]
+  options?: UseSessionlineChatOptions
+}) {
+  renders.push(useSessionlineChat(view, options))
   return null
 }
 
@@ -62,20 +70,20 @@ export function defineChatCases(release: string, options: { resumesThroughStream
     engine = undefined
   })
 
-  async function open(wordDelayMs: number): Promise<{ view: SessionView; sessionId: string }> {
-    engine = await inProcessEngine({ provider: { kind: 'scripted', seed: 11, toolRate: 0, wordDelayMs } })
+  async function open(wordDelayMs: number, toolRate = 0): Promise<{ view: SessionView; sessionId: string }> {
+    engine = await inProcessEngine({ provider: { kind: 'scripted', seed: 11, toolRate, wordDelayMs } })
     const { id } = await engine.engine.createSession()
     view = createSessionView(engine.engine, id)
     await until(view, (s) => s.status === 'ready')
     return { view, sessionId: id }
   }
 
-  function mount(target: SessionView): Mounted {
+  function mount(target: SessionView, options?: UseSessionlineChatOptions): Mounted {
     const renders: SessionlineChat[] = []
     const container = document.createElement('div')
     document.body.append(container)
     root = createRoot(container)
-    act(() => root?.render(createElement(Probe, { view: target, renders })))
+    act(() => root?.render(createElement(Probe, { view: target, renders, ...(options ? { options } : {}) })))
     return { view: target, renders, latest: () => renders.at(-1)! }
   }
 
@@ -174,6 +182,32 @@ export function defineChatCases(release: string, options: { resumesThroughStream
         const ids = render.messages.map((message) => message.id)
         expect(new Set(ids).size).toBe(ids.length)
       }
+    })
+
+    it(`${release}: a turn that calls a tool is one assistant message, a step-start part per step, and onFinish fires once`, async () => {
+      const { view } = await open(2, 1)
+      const finished: string[] = []
+      const chat = mount(view, { onFinish: ({ message }) => void finished.push(message.id) })
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'what time is it?' })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the turn')
+      await settle(() => chat.latest().messages.length === 2, 'the messages')
+      const steps = chatRows(view.getSnapshot().rows).filter(
+        (row) => row.kind === 'message' && row.message.role === 'assistant',
+      )
+      expect(steps.length).toBeGreaterThanOrEqual(2) // the tool call, then the answer
+      const answer = chat.latest().messages[1]!
+      expect(answer.id).toBe(steps[0]!.key)
+      expect(answer.parts.filter((part) => part.type === 'step-start')).toHaveLength(steps.length)
+      expect(answer.parts.some((part) => part.type === 'dynamic-tool')).toBe(true)
+      expect(textOf(answer).length).toBeGreaterThan(0)
+      expect(finished).toEqual([answer.id])
+      // No render ever showed a step as a message of its own.
+      for (const render of chat.renders)
+        expect(render.messages.filter((message) => message.role === 'assistant').length).toBeLessThanOrEqual(
+          1,
+        )
     })
 
     it(`${release}: every helper the session cannot honour throws unsupported naming itself, and admits nothing`, async () => {
