@@ -1,8 +1,8 @@
 /**
  * A stream of AI SDK message chunks that follows one turn's assistant rows (its model steps, one
  * message) of a `SessionView` on the page: the chunks are diffs between successive snapshots of
- * those rows, so nothing streams
- * through Comlink and a stream started late (a reconnect) replays the row from its start.
+ * those rows, so nothing streams through Comlink, and a stream started late (a reconnect) replays
+ * the turn from its first step.
  *
  * Only chunk types that ai 5, 6 and 7 all know are written: `start`, `start-step`, `text-*`,
  * `reasoning-*`, `tool-input-available`, `tool-output-available`, `tool-output-error`,

@@ -71,7 +71,7 @@ export type SessionlineChat = UseChatHelpers<SessionlineUIMessage> & Sessionline
 const isLive = (status: string) => status === 'submitted' || status === 'streaming'
 
 /** The error a helper of `useChat` that sessionline cannot honour throws, naming the limit. */
-export function unsupported(helper: string, limit: string): SessionlineError {
+function unsupported(helper: string, limit: string): SessionlineError {
   return new SessionlineError('unsupported', `${helper} is not supported by useSessionlineChat: ${limit}`, {
     helper,
   })
