@@ -115,37 +115,80 @@ const isAssistantRow = (row: ChatRow): row is ChatRow & { kind: 'message' } =>
   row.kind === 'message' && row.message.role === 'assistant'
 
 /** Whether `row` is a later step of the turn whose assistant step `previous` is. */
-function continuesTurn(previous: ChatRow, row: ChatRow): boolean {
-  return (
-    isAssistantRow(previous) &&
-    isAssistantRow(row) &&
-    previous.message.turn !== undefined &&
-    previous.message.turn === row.message.turn
-  )
+/** How rows group into messages. */
+export interface GroupOptions {
+  /**
+   * A steer promoted into a running turn is a `steering-message` part of the turn's message, as
+   * ai 7.0.163 and later stream it, instead of a user message between two steps. Off by default:
+   * ai 5 and 6 do not know the part.
+   */
+  steering?: boolean
+}
+
+const isUserRow = (row: ChatRow): row is ChatRow & { kind: 'message' } =>
+  row.kind === 'message' && row.message.role === 'user'
+
+/** Whether `row` belongs to the message of the group that starts with `first`. */
+function continuesTurn(first: ChatRow, row: ChatRow, options: GroupOptions): boolean {
+  if (!isAssistantRow(first) || row.kind !== 'message') return false
+  const turn = first.message.turn
+  if (turn === undefined || row.message.turn !== turn) return false
+  return isAssistantRow(row) || (options.steering === true && isUserRow(row))
 }
 
 /**
- * The rows as the AI SDK's messages group them: each run of consecutive assistant rows of one
- * turn (its model steps) is one group, every other row a group of its own. A steer that joins a
- * running turn sits between two steps, so it ends one group and the steps after it form the next.
+ * The rows as the AI SDK's messages group them: each run of assistant rows of one turn (its model
+ * steps) is one group, every other row a group of its own. A steer that joins a running turn sits
+ * between two steps: with `steering` it joins the group (a part of the turn's message); without,
+ * it ends one group and the steps after it form the next.
  */
-export function groupRows(rows: readonly ChatRow[]): ChatRow[][] {
+export function groupRows(rows: readonly ChatRow[], options: GroupOptions = {}): ChatRow[][] {
   const groups: ChatRow[][] = []
   for (const row of rows) {
     const last = groups.at(-1)
-    if (last !== undefined && continuesTurn(last.at(-1)!, row)) last.push(row)
+    if (last !== undefined && continuesTurn(last[0]!, row, options)) last.push(row)
     else groups.push([row])
   }
   return groups
 }
 
-/** The rows of the group that starts at `id`: it and the later steps of its turn that follow it. */
-export function groupAt(rows: readonly ChatRow[], id: string): ChatRow[] | undefined {
+/** The rows of the group that starts at `id`: it and the later rows of its turn that follow it. */
+export function groupAt(
+  rows: readonly ChatRow[],
+  id: string,
+  options: GroupOptions = {},
+): ChatRow[] | undefined {
   const at = rows.findIndex((row) => row.key === id)
   if (at === -1) return undefined
   const group = [rows[at]!]
-  for (let i = at + 1; i < rows.length && continuesTurn(group.at(-1)!, rows[i]!); i++) group.push(rows[i]!)
+  for (let i = at + 1; i < rows.length && continuesTurn(group[0]!, rows[i]!, options); i++)
+    group.push(rows[i]!)
   return group
+}
+
+/** A steer inside a turn's message: ai 7's `steering-message` part (ai 5 and 6 have no such type). */
+export function steeringPart(row: ChatRow & { kind: 'message' }): SessionlineUIPart {
+  const text = row.message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
+  return {
+    type: 'steering-message',
+    id: row.key,
+    parts: [{ type: 'text', text }],
+  } as unknown as SessionlineUIPart
+}
+
+/**
+ * The steer a message part carries, for rendering: ai 7's `steering-message` part (a steer taken
+ * into a running turn, see `GroupOptions.steering`) as its id and text, `undefined` for any other
+ * part. Takes a part of any release's union, so one component renders ai 5, 6 and 7 messages.
+ *
+ * @example
+ *   const steer = steerOf(part)
+ *   if (steer) return <blockquote key={steer.id}>{steer.text}</blockquote>
+ */
+export function steerOf(part: { type: string }): { id: string; text: string } | undefined {
+  if (part.type !== 'steering-message') return undefined
+  const { id, parts } = part as { type: string; id: string; parts: readonly { type: string; text?: string }[] }
+  return { id, text: parts.map((inner) => (inner.type === 'text' ? (inner.text ?? '') : '')).join('') }
 }
 
 const groupMessages = new WeakMap<object, { rows: readonly ChatRow[]; message: SessionlineUIMessage }>()
@@ -160,11 +203,11 @@ export function groupToUIMessage(group: readonly ChatRow[]): SessionlineUIMessag
   const cached = groupMessages.get(group[0]!)
   if (cached && cached.rows.length === group.length && cached.rows.every((row, i) => row === group[i]))
     return cached.message
-  const steps = group.map(toUIMessage)
+  const steps = group.filter(isAssistantRow).map(toUIMessage)
   const message: SessionlineUIMessage = {
     id: steps[0]!.id,
     role: 'assistant',
-    parts: steps.flatMap((step) => step.parts),
+    parts: group.flatMap((row) => (isUserRow(row) ? [steeringPart(row)] : toUIMessage(row).parts)),
     metadata: steps.at(-1)!.metadata!,
   }
   groupMessages.set(group[0]!, { rows: [...group], message })
@@ -176,8 +219,11 @@ export function groupToUIMessage(group: readonly ChatRow[]): SessionlineUIMessag
  * run of steps (its id is the first step's row id), one message per other row (its id is the
  * row's key). Gap markers are left out.
  */
-export function rowsToUIMessages(rows: readonly TimelineRow[]): SessionlineUIMessage[] {
-  return groupRows(chatRows(rows)).map(groupToUIMessage)
+export function rowsToUIMessages(
+  rows: readonly TimelineRow[],
+  options: GroupOptions = {},
+): SessionlineUIMessage[] {
+  return groupRows(chatRows(rows), options).map(groupToUIMessage)
 }
 
 /** Whether the row behind a UI message may still change (the one a stream follows). */
@@ -193,6 +239,8 @@ export function isOpenMessageRow(row: TimelineRow): boolean {
 export function isOpenGroup(group: readonly ChatRow[], last: boolean): boolean {
   const tail = group.at(-1)!
   if (isOpenMessageRow(tail)) return true
+  // A steer taken into the turn: the step that answers it is due.
+  if (last && group.length > 1 && isUserRow(tail)) return true
   return (
     last &&
     tail.kind === 'message' &&

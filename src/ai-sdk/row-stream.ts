@@ -6,13 +6,21 @@
  *
  * Only chunk types that ai 5, 6 and 7 all know are written: `start`, `start-step`, `text-*`,
  * `reasoning-*`, `tool-input-available`, `tool-output-available`, `tool-output-error`,
- * `finish-step`, `finish`, `abort` and `error`.
+ * `finish-step`, `finish`, `abort` and `error`; and `steering-message` (ai 7.0.163 and later)
+ * only when the caller asks for it.
  */
 import type { UIMessageChunk } from 'ai'
 import { chatRows } from '../client/activity'
 import type { SessionView, TimelineSnapshot } from '../client/types'
 import type { SessionMessage } from '../schema/messages'
-import { groupAt, INTERRUPTED_TOOL_TEXT, isOpenGroup, type SessionlineMessageMetadata } from './messages'
+import {
+  type GroupOptions,
+  groupAt,
+  INTERRUPTED_TOOL_TEXT,
+  isOpenGroup,
+  type SessionlineMessageMetadata,
+  steeringPart,
+} from './messages'
 
 type Chunk = UIMessageChunk
 
@@ -105,6 +113,7 @@ export function followRow(
   locate: Locate,
   signal: AbortSignal | undefined,
   onAbort?: () => void,
+  options: GroupOptions = {},
 ): ReadableStream<Chunk> {
   let stop: (() => void) | undefined
   return new ReadableStream<Chunk>({
@@ -114,6 +123,8 @@ export function followRow(
       let started = false
       /** Per step (row id): what the receiver has of each of its parts. */
       const progress = new Map<string, PartProgress[]>()
+      /** A `start-step` was sent and its `finish-step` not yet. */
+      let stepOpen = false
       const finish = (last: Chunk[] = []) => {
         if (done) return
         done = true
@@ -156,7 +167,7 @@ export function followRow(
           target = next.follow
         }
         const rows = chatRows(snapshot.rows)
-        const group = groupAt(rows, target)
+        const group = groupAt(rows, target, options)
         const first = group?.[0]
         if (group === undefined || first?.kind !== 'message') return
         if (!started) {
@@ -167,23 +178,31 @@ export function followRow(
             messageMetadata: metadataOf(first.message),
           })
         }
-        // Each of the turn's steps (a row each): a step of its own in the one message.
-        group.forEach((row, i) => {
-          if (row.kind !== 'message') return
+        // Each of the turn's steps (a row each) is a step of the one message; a steer taken into
+        // the turn (with `steering`) is a `steering-message` chunk between two steps.
+        for (const row of group) {
+          if (row.kind !== 'message') continue
           let seen = progress.get(row.message.id)
           if (seen === undefined) {
-            if (i > 0) controller.enqueue({ type: 'finish-step' })
-            controller.enqueue({ type: 'start-step' })
+            if (stepOpen) controller.enqueue({ type: 'finish-step' })
+            stepOpen = row.message.role === 'assistant'
+            if (stepOpen) controller.enqueue({ type: 'start-step' })
+            else controller.enqueue(steeringPart(row) as unknown as Chunk)
             seen = []
             progress.set(row.message.id, seen)
           }
-          for (const chunk of diff(row.message, seen)) controller.enqueue(chunk)
-        })
+          if (row.message.role === 'assistant')
+            for (const chunk of diff(row.message, seen)) controller.enqueue(chunk)
+        }
         if (isOpenGroup(group, group.at(-1) === rows.at(-1))) return
-        const tail = group.at(-1)!
-        if (tail.kind !== 'message') return
+        // A steer waiting right after the turn's rows may still join it (then it is a part of
+        // this message): wait until it is promoted, into this turn or as the next one's prompt.
+        const after = rows[rows.indexOf(group.at(-1)!) + 1]
+        if (options.steering && after?.kind === 'input' && after.input.state !== 'failed') return
+        const tail = group.findLast((row) => row.kind === 'message' && row.message.role === 'assistant')
+        if (tail?.kind !== 'message') return
         const message = tail.message
-        const ending: Chunk[] = [{ type: 'finish-step' }]
+        const ending: Chunk[] = stepOpen ? [{ type: 'finish-step' }] : []
         if (message.status === 'interrupted') ending.push({ type: 'abort' })
         if (message.status === 'error') {
           ending.push({ type: 'error', errorText: 'The model step failed; the turn ended with an error.' })

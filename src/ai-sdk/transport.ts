@@ -27,6 +27,12 @@ export interface SessionlineChatTransportOptions {
    * turn, keeping what streamed; `detach` only stops following it.
    */
   onAbort?: 'interrupt' | 'detach'
+  /**
+   * A steer taken into a running turn streams as a `steering-message` part of the turn's message
+   * (ai 7.0.163 and later know it) instead of ending the message. Default `false`: ai 5 and 6
+   * would reject the chunk. `useSessionlineChat` turns it on when the chat's release has it.
+   */
+  steering?: boolean
 }
 
 /** The text of a UI message's text parts, as one input. */
@@ -58,11 +64,14 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
   readonly view: SessionView
   readonly #delivery: Delivery
   readonly #onAbort: 'interrupt' | 'detach'
+  /** See `SessionlineChatTransportOptions.steering`; read when a stream starts. */
+  steering: boolean
 
   constructor(options: SessionlineChatTransportOptions) {
     this.view = options.view
     this.#delivery = options.delivery ?? 'steer'
     this.#onAbort = options.onAbort ?? 'interrupt'
+    this.steering = options.steering ?? false
   }
 
   async sendMessages(options: {
@@ -85,7 +94,9 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
     const interrupt = () => {
       if (this.#onAbort === 'interrupt') this.view.interrupt().catch(() => undefined)
     }
-    return followRow(this.view, answerTo(last.id), options.abortSignal, interrupt)
+    return followRow(this.view, answerTo(last.id), options.abortSignal, interrupt, {
+      steering: this.steering,
+    })
   }
 
   /**
@@ -103,9 +114,12 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
     const row = openAssistantRow(snapshot.rows)
     if (row === undefined) return null
     // The turn's message starts at its first step: replay from there.
-    const group = groupRows(chatRows(snapshot.rows)).find((rows) => rows.some((r) => r.key === row.id))
+    const steering = { steering: this.steering }
+    const group = groupRows(chatRows(snapshot.rows), steering).find((rows) =>
+      rows.some((r) => r.key === row.id),
+    )
     const from = group?.[0]?.key ?? row.id
-    return followRow(this.view, () => ({ follow: from }), options.abortSignal)
+    return followRow(this.view, () => ({ follow: from }), options.abortSignal, undefined, steering)
   }
 
   /** The first snapshot that is not `loading`. */

@@ -137,10 +137,11 @@ function reconcile(
   current: readonly SessionlineUIMessage[],
   live: boolean,
   findsById: boolean,
+  steering: boolean,
 ): SessionlineUIMessage[] {
   const own = live ? new Map(current.map((message) => [message.id, message])) : undefined
   let streamedAt = -1
-  const groups = groupRows(chatRows(rows))
+  const groups = groupRows(chatRows(rows), { steering })
   const next = groups.map((group, i) => {
     const streamed = own?.get(group[0]!.key)
     if (streamed === undefined || !isOpenGroup(group, i === groups.length - 1)) return groupToUIMessage(group)
@@ -189,12 +190,15 @@ export function useSessionlineChat(
   // did not ask for is followed through `setMessages` alone (status stays `ready`; `isRunning`
   // says a turn runs).
   const replays = 'experimental_queuedMessages' in chat
+  // The same releases stream a steer as a `steering-message` part (since 7.0.163).
+  const steering = replays
+  transport.steering = steering
 
   useLayoutEffect(() => {
     if (snapshot.status === 'loading') return
-    const next = reconcile(snapshot.rows, messages, live, replays)
+    const next = reconcile(snapshot.rows, messages, live, replays, steering)
     if (!sameMessages(next, messages)) setMessages(next)
-  }, [snapshot, messages, live, replays, setMessages])
+  }, [snapshot, messages, live, replays, steering, setMessages])
 
   // One resume per running row: a row that settles while its reconnect starts is not asked twice.
   const resumed = useRef<string | undefined>(undefined)

@@ -53,7 +53,10 @@ async function settle(ok: () => boolean, what: string): Promise<void> {
 /** The settled transcript: no open row, nothing pending or queued. */
 const idle = (s: TimelineSnapshot) => s.status === 'ready' && !isTurnRunning(s.rows) && s.queued.length === 0
 
-export function defineChatCases(release: string, options: { resumesThroughStream: boolean }): void {
+export function defineChatCases(
+  release: string,
+  options: { resumesThroughStream: boolean; steersAsParts: boolean },
+): void {
   let engine: TestEngine | undefined
   let root: Root | undefined
   let view: SessionView | undefined
@@ -208,6 +211,52 @@ export function defineChatCases(release: string, options: { resumesThroughStream
         expect(render.messages.filter((message) => message.role === 'assistant').length).toBeLessThanOrEqual(
           1,
         )
+    })
+
+    it(`${release}: a steer that joins the running turn is ${options.steersAsParts ? "a steering-message part of the turn's message" : 'a user message between its steps'}`, async () => {
+      const { view } = await open(20)
+      const chat = mount(view)
+      await act(async () => {
+        void chat.latest().sendMessage({ text: 'a long answer please' })
+      })
+      await settle(() => {
+        const answer = chat.latest().messages.find((message) => message.role === 'assistant')
+        return answer !== undefined && textOf(answer).length > 5
+      }, 'the answer to stream')
+      let steer = ''
+      await act(async () => {
+        steer = (await chat.latest().admit('and mention the queue', { delivery: 'steer' })).id
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the turn')
+      const rows = chatRows(view.getSnapshot().rows)
+      // The steer joined turn 1 at its next safe boundary: a second step answers it.
+      expect(rows.map((row) => (row.kind === 'message' ? [row.message.role, row.message.turn] : []))).toEqual(
+        [
+          ['user', 1],
+          ['assistant', 1],
+          ['user', 1],
+          ['assistant', 1],
+        ],
+      )
+      expect(rows[2]!.key).toBe(steer)
+      if (options.steersAsParts) {
+        await settle(() => chat.latest().messages.length === 2, 'one message for the turn')
+        const answer = chat.latest().messages[1]!
+        expect(answer.id).toBe(rows[1]!.key)
+        expect(
+          answer.parts
+            .map((part) => part.type)
+            .filter((type) => type === 'step-start' || type === 'steering-message'),
+        ).toEqual(['step-start', 'steering-message', 'step-start'])
+        expect(answer.parts.find((part) => part.type === ('steering-message' as string))).toEqual({
+          type: 'steering-message',
+          id: steer,
+          parts: [{ type: 'text', text: 'and mention the queue' }],
+        })
+      } else {
+        await settle(() => chat.latest().messages.length === 4, 'the messages')
+        expectMessagesEqualRows(chat)
+      }
     })
 
     it(`${release}: every helper the session cannot honour throws unsupported naming itself, and admits nothing`, async () => {

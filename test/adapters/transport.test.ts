@@ -4,7 +4,7 @@
 import { readUIMessageStream, type UIMessageChunk } from 'ai'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from '../../src/ai-sdk/messages'
+import { rowsToUIMessages, type SessionlineUIMessage, steerOf, toUIMessage } from '../../src/ai-sdk/messages'
 import { SessionlineChatTransport } from '../../src/ai-sdk/transport'
 import { chatRows, isTurnRunning } from '../../src/client/activity'
 import { createSessionView } from '../../src/client/session-view'
@@ -152,6 +152,38 @@ describe('SessionlineChatTransport', () => {
     const settled = chatRows(view.getSnapshot().rows).find((row) => row.key === running.key)!
     expect(plain(message)).toEqual(plain(toUIMessage(settled)))
     expect(settled.kind === 'message' && settled.message.status).toBe('complete')
+  })
+
+  it('with steering, a steer taken into the turn streams as a steering-message part between its steps, equal to the conversion', async () => {
+    const { view } = await session({ seed: 5, toolRate: 0, wordDelayMs: 15 })
+    const transport = new SessionlineChatTransport({ view, steering: true })
+    const reading = read(
+      await transport.sendMessages({
+        chatId: view.sessionId,
+        trigger: 'submit-message',
+        messageId: undefined,
+        messages: [userMessage('input-s', 'a long answer please')],
+        abortSignal: undefined,
+      }),
+    )
+    await until(view, (s) =>
+      s.rows.some(
+        (row) => row.kind === 'message' && row.message.role === 'assistant' && row.message.parts.length > 0,
+      ),
+    )
+    const steer = await view.admit('and mention the queue', { delivery: 'steer' })
+    const { message, types } = await reading
+    const rows = view.getSnapshot().rows
+    expect(rows.map((row) => row.key)).toContain(steer.id)
+    expect(types).toContain('steering-message')
+    expect(plain(message)).toEqual(plain(rowsToUIMessages(rows, { steering: true }).slice(1)[0]))
+    expect(rowsToUIMessages(rows, { steering: true })).toHaveLength(2)
+    // steerOf reads it for rendering; any other part is not a steer.
+    expect(message!.parts.map(steerOf).filter(Boolean)).toEqual([
+      { id: steer.id, text: 'and mention the queue' },
+    ])
+    // Without it the steer is a user message between the turn's two assistant messages.
+    expect(rowsToUIMessages(rows).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
   })
 
   it('reconnecting while no assistant row runs returns null', async () => {
