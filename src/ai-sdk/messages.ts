@@ -187,7 +187,11 @@ export function steeringPart(row: ChatRow & { kind: 'message' }): SessionlineUIP
  */
 export function steerOf(part: { type: string }): { id: string; text: string } | undefined {
   if (part.type !== 'steering-message') return undefined
-  const { id, parts } = part as { type: string; id: string; parts: readonly { type: string; text?: string }[] }
+  const { id, parts } = part as {
+    type: string
+    id: string
+    parts: readonly { type: string; text?: string }[]
+  }
   return { id, text: parts.map((inner) => (inner.type === 'text' ? (inner.text ?? '') : '')).join('') }
 }
 
