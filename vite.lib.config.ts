@@ -20,7 +20,6 @@ export default defineConfig({
         'ai-sdk': entry('./src/ai-sdk.ts'),
         'assistant-ui': entry('./src/assistant-ui.ts'),
         worker: entry('./worker/index.ts'),
-        'sessionline.worker': entry('./worker/sessionline.worker.ts'),
       },
       formats: ['es'],
     },

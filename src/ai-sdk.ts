@@ -7,8 +7,13 @@
  * @example
  *   const { messages, status, sendMessage, stop, queued } = useSessionlineChat(view)
  */
-export type { SessionlineMessageMetadata, SessionlineUIMessage, SessionlineUIPart } from './ai-sdk/messages'
-export { rowsToUIMessages, toUIMessage } from './ai-sdk/messages'
+export type {
+  GroupOptions,
+  SessionlineMessageMetadata,
+  SessionlineUIMessage,
+  SessionlineUIPart,
+} from './ai-sdk/messages'
+export { rowsToUIMessages, steerOf, toUIMessage } from './ai-sdk/messages'
 export type { SessionlineChatTransportOptions } from './ai-sdk/transport'
 export { SessionlineChatTransport } from './ai-sdk/transport'
 export type {

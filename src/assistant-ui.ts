@@ -11,3 +11,10 @@ export type { SessionlineRowInfo } from './assistant-ui/messages'
 export { rowToThreadMessageLike } from './assistant-ui/messages'
 export type { SessionlineRuntimeOptions } from './assistant-ui/runtime'
 export { sessionlineQueueAdapter, useSessionlineRuntime } from './assistant-ui/runtime'
+export { SessionlineText } from './assistant-ui/text'
+export type {
+  SessionlineThreadList,
+  SessionlineThreadListOptions,
+  ThreadListClient,
+} from './assistant-ui/thread-list'
+export { useSessionlineThreadList } from './assistant-ui/thread-list'

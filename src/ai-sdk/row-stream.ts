@@ -1,17 +1,26 @@
 /**
- * A stream of AI SDK message chunks that follows one assistant row of a `SessionView` on the
- * page: the chunks are diffs between successive snapshots of that row, so nothing streams
- * through Comlink and a stream started late (a reconnect) replays the row from its start.
+ * A stream of AI SDK message chunks that follows one turn's assistant rows (its model steps, one
+ * message) of a `SessionView` on the page: the chunks are diffs between successive snapshots of
+ * those rows, so nothing streams through Comlink, and a stream started late (a reconnect) replays
+ * the turn from its first step.
  *
  * Only chunk types that ai 5, 6 and 7 all know are written: `start`, `start-step`, `text-*`,
  * `reasoning-*`, `tool-input-available`, `tool-output-available`, `tool-output-error`,
- * `finish-step`, `finish`, `abort` and `error`.
+ * `finish-step`, `finish`, `abort` and `error`; and `steering-message` (ai 7.0.163 and later)
+ * only when the caller asks for it.
  */
 import type { UIMessageChunk } from 'ai'
-import { isOpenRow } from '../client/activity'
-import type { SessionView, TimelineRow, TimelineSnapshot } from '../client/types'
+import { chatRows } from '../client/activity'
+import type { SessionView, TimelineSnapshot } from '../client/types'
 import type { SessionMessage } from '../schema/messages'
-import { INTERRUPTED_TOOL_TEXT, type SessionlineMessageMetadata } from './messages'
+import {
+  type GroupOptions,
+  groupAt,
+  INTERRUPTED_TOOL_TEXT,
+  isOpenGroup,
+  type SessionlineMessageMetadata,
+  steeringPart,
+} from './messages'
 
 type Chunk = UIMessageChunk
 
@@ -32,14 +41,6 @@ const fresh = (): PartProgress => ({ sent: 0, opened: false, closed: false })
 
 function metadataOf(message: SessionMessage): SessionlineMessageMetadata {
   return { seq: message.seq, turn: message.turn, status: message.status }
-}
-
-function findRow(rows: readonly TimelineRow[], id: string): SessionMessage | undefined {
-  for (let i = rows.length - 1; i >= 0; i--) {
-    const row = rows[i]!
-    if (row.key === id) return row.kind === 'message' ? row.message : undefined
-  }
-  return undefined
 }
 
 /** The chunks that bring a receiver from `progress` to `message`; updates `progress`. */
@@ -105,14 +106,16 @@ function diff(message: SessionMessage, progress: PartProgress[]): Chunk[] {
 }
 
 /**
- * Follows the row `locate` picks until it settles (its text is final and its tool calls have
- * their results), then finishes. `onAbort` runs once if `signal` aborts first.
+ * Follows the assistant row `locate` picks and the later steps of its turn that follow it (one
+ * message; a step each) until the last one settles and no step is due after it, then finishes.
+ * `onAbort` runs once if `signal` aborts first.
  */
 export function followRow(
   view: SessionView,
   locate: Locate,
   signal: AbortSignal | undefined,
   onAbort?: () => void,
+  options: GroupOptions = {},
 ): ReadableStream<Chunk> {
   let stop: (() => void) | undefined
   return new ReadableStream<Chunk>({
@@ -120,7 +123,10 @@ export function followRow(
       let target: string | undefined
       let done = false
       let started = false
-      const progress: PartProgress[] = []
+      /** Per step (row id): what the receiver has of each of its parts. */
+      const progress = new Map<string, PartProgress[]>()
+      /** A `start-step` was sent and its `finish-step` not yet. */
+      let stepOpen = false
       const finish = (last: Chunk[] = []) => {
         if (done) return
         done = true
@@ -162,16 +168,43 @@ export function followRow(
           }
           target = next.follow
         }
-        const message = findRow(snapshot.rows, target)
-        if (message === undefined) return
+        const rows = chatRows(snapshot.rows)
+        const group = groupAt(rows, target, options)
+        const first = group?.[0]
+        if (group === undefined || first?.kind !== 'message') return
         if (!started) {
           started = true
-          controller.enqueue({ type: 'start', messageId: message.id, messageMetadata: metadataOf(message) })
-          controller.enqueue({ type: 'start-step' })
+          controller.enqueue({
+            type: 'start',
+            messageId: first.message.id,
+            messageMetadata: metadataOf(first.message),
+          })
         }
-        for (const chunk of diff(message, progress)) controller.enqueue(chunk)
-        if (isOpenRow(message)) return
-        const ending: Chunk[] = [{ type: 'finish-step' }]
+        // Each of the turn's steps (a row each) is a step of the one message; a steer taken into
+        // the turn (with `steering`) is a `steering-message` chunk between two steps.
+        for (const row of group) {
+          if (row.kind !== 'message') continue
+          let seen = progress.get(row.message.id)
+          if (seen === undefined) {
+            if (stepOpen) controller.enqueue({ type: 'finish-step' })
+            stepOpen = row.message.role === 'assistant'
+            if (stepOpen) controller.enqueue({ type: 'start-step' })
+            else controller.enqueue(steeringPart(row) as unknown as Chunk)
+            seen = []
+            progress.set(row.message.id, seen)
+          }
+          if (row.message.role === 'assistant')
+            for (const chunk of diff(row.message, seen)) controller.enqueue(chunk)
+        }
+        if (isOpenGroup(group, group.at(-1) === rows.at(-1))) return
+        // A steer waiting right after the turn's rows may still join it (then it is a part of
+        // this message): wait until it is promoted, into this turn or as the next one's prompt.
+        const after = rows[rows.indexOf(group.at(-1)!) + 1]
+        if (options.steering && after?.kind === 'input' && after.input.state !== 'failed') return
+        const tail = group.findLast((row) => row.kind === 'message' && row.message.role === 'assistant')
+        if (tail?.kind !== 'message') return
+        const message = tail.message
+        const ending: Chunk[] = stepOpen ? [{ type: 'finish-step' }] : []
         if (message.status === 'interrupted') ending.push({ type: 'abort' })
         if (message.status === 'error') {
           ending.push({ type: 'error', errorText: 'The model step failed; the turn ended with an error.' })

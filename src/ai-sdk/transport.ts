@@ -8,12 +8,12 @@
  *   const chat = useChat({ id: view.sessionId, transport })
  */
 import type { ChatTransport, UIMessageChunk } from 'ai'
-import { isTurnRunning, openAssistantRow } from '../client/activity'
+import { chatRows, isTurnRunning, openAssistantRow } from '../client/activity'
 import type { SessionView, TimelineSnapshot } from '../client/types'
 import type { AttachmentInput } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import { SessionlineError } from '../schema/errors'
-import type { SessionlineUIMessage } from './messages'
+import { groupRows, type SessionlineUIMessage } from './messages'
 import { followRow, type Locate } from './row-stream'
 
 export interface SessionlineChatTransportOptions {
@@ -28,6 +28,12 @@ export interface SessionlineChatTransportOptions {
    * turn, keeping what streamed; `detach` only stops following it.
    */
   onAbort?: 'interrupt' | 'detach'
+  /**
+   * A steer taken into a running turn streams as a `steering-message` part of the turn's message
+   * (ai 7.0.163 and later know it) instead of ending the message. Default `false`: ai 5 and 6
+   * would reject the chunk. `useSessionlineChat` turns it on when the chat's release has it.
+   */
+  steering?: boolean
 }
 
 /** The text of a UI message's text parts, as one input. */
@@ -108,11 +114,14 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
   readonly view: SessionView
   readonly #delivery: Delivery
   readonly #onAbort: 'interrupt' | 'detach'
+  /** See `SessionlineChatTransportOptions.steering`; read when a stream starts. */
+  steering: boolean
 
   constructor(options: SessionlineChatTransportOptions) {
     this.view = options.view
     this.#delivery = options.delivery ?? 'steer'
     this.#onAbort = options.onAbort ?? 'interrupt'
+    this.steering = options.steering ?? false
   }
 
   async sendMessages(options: {
@@ -124,8 +133,9 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
   }): Promise<ReadableStream<UIMessageChunk>> {
     if (options.trigger === 'regenerate-message')
       throw new SessionlineError(
-        'invalid_state',
+        'unsupported',
         'sessionline keeps every answer in its log: regenerating an answer is not supported',
+        { helper: 'regenerate' },
       )
     const last = options.messages.at(-1)
     if (last === undefined || last.role !== 'user')
@@ -139,11 +149,14 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
     const interrupt = () => {
       if (this.#onAbort === 'interrupt') this.view.interrupt().catch(() => undefined)
     }
-    return followRow(this.view, answerTo(last.id), options.abortSignal, interrupt)
+    return followRow(this.view, answerTo(last.id), options.abortSignal, interrupt, {
+      steering: this.steering,
+    })
   }
 
   /**
-   * The assistant row still running, replayed from its start with its stored id, then live; or
+   * The turn whose assistant row is still running, replayed from its first step with that step's
+   * stored id (the message's id), then live; or
    * `null` when none runs. Aborting it only detaches (the chat also aborts a reconnect it
    * replaces, which must not end the turn).
    */
@@ -155,7 +168,13 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
     const snapshot = await this.#loaded()
     const row = openAssistantRow(snapshot.rows)
     if (row === undefined) return null
-    return followRow(this.view, () => ({ follow: row.id }), options.abortSignal)
+    // The turn's message starts at its first step: replay from there.
+    const steering = { steering: this.steering }
+    const group = groupRows(chatRows(snapshot.rows), steering).find((rows) =>
+      rows.some((r) => r.key === row.id),
+    )
+    const from = group?.[0]?.key ?? row.id
+    return followRow(this.view, () => ({ follow: from }), options.abortSignal, undefined, steering)
   }
 
   /** The first snapshot that is not `loading`. */

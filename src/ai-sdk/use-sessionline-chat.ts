@@ -2,11 +2,12 @@
  * `useChat` over a `SessionView`: the AI SDK's chat state and helpers, kept equal to the view's
  * rows, plus sessionline's durable inbox (`queued`, `admit`).
  *
- * The view is the source of truth. The chat streams the assistant row it asked for (status goes
- * `submitted → streaming → ready`); every other change (a promoted input, a later step of the
- * turn, a row another tab wrote, older history) reaches `messages` from the view. An assistant
- * row that runs while the chat is idle (after a reload, a queued input's turn, a steer) is
- * resumed: the transport replays it from its start under its stored id, so it never doubles.
+ * The view is the source of truth. The chat streams the turn it asked for, all its steps as one
+ * assistant message (status goes `submitted → streaming → ready` once per turn); every other
+ * change (a promoted input, a row another tab wrote, older history) reaches `messages` from the
+ * view. A turn that runs while the chat is idle (after a reload, a queued input's turn, a steer)
+ * is resumed: the transport replays it from its first step under that step's stored id, so it
+ * never doubles.
  *
  * Messages sent while a turn runs go to the durable queue instead of the chat's in-memory one
  * (ai 7's `experimental_queue`): `experimental_queuedMessages` and its remove/send-now helpers
@@ -19,8 +20,16 @@ import { chatRows, isTurnRunning, openAssistantRow } from '../client/activity'
 import type { SessionView, TimelineInput, TimelineRow } from '../client/types'
 import { useSessionView } from '../react'
 import type { Delivery } from '../schema/common'
+import { SessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
-import { isOpenMessageRow, rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from './messages'
+import {
+  groupRows,
+  groupToUIMessage,
+  isOpenGroup,
+  rowsToUIMessages,
+  type SessionlineUIMessage,
+  toUIMessage,
+} from './messages'
 import {
   filesOfMessage,
   hasFiles,
@@ -74,6 +83,56 @@ export type SessionlineChat = UseChatHelpers<SessionlineUIMessage> & Sessionline
 
 const isLive = (status: string) => status === 'submitted' || status === 'streaming'
 
+/** The error a helper of `useChat` that sessionline cannot honour throws, naming the limit. */
+function unsupported(helper: string, limit: string): SessionlineError {
+  return new SessionlineError('unsupported', `${helper} is not supported by useSessionlineChat: ${limit}`, {
+    helper,
+  })
+}
+
+const TOOLS_IN_WORKER =
+  "tools run in the session's worker, which writes their output; a page cannot answer a call"
+
+/**
+ * Helpers of `useChat` that would change the chat behind the session's back. Each throws (or, for
+ * the async ones, rejects with) a `SessionlineError` with code `unsupported`. Only those the
+ * installed `@ai-sdk/react` has are replaced.
+ */
+const REFUSED = {
+  setMessages: (): never => {
+    throw unsupported(
+      'setMessages',
+      "messages are the session's rows; change the session with admit, editQueued or experimental_removeQueuedMessage",
+    )
+  },
+  regenerate: async (): Promise<never> => {
+    throw unsupported('regenerate', 'every answer stays in the session log; send a new message instead')
+  },
+  addToolResult: async (): Promise<never> => {
+    throw unsupported('addToolResult', TOOLS_IN_WORKER)
+  },
+  addToolOutput: async (): Promise<never> => {
+    throw unsupported('addToolOutput', TOOLS_IN_WORKER)
+  },
+}
+
+/** Why a message given to `sendMessage` cannot be admitted as it is, if it cannot. */
+function refusalOf(message: object): SessionlineError | undefined {
+  const fields = message as { metadata?: unknown; messageId?: unknown; parts?: unknown }
+  if (fields.metadata !== undefined)
+    return unsupported('sendMessage({ metadata })', "an input's metadata is not stored")
+  if (fields.messageId !== undefined)
+    return unsupported(
+      'sendMessage({ messageId })',
+      'a sent message is never replaced; edit a queued input with editQueued',
+    )
+  const parts = Array.isArray(fields.parts) ? (fields.parts as { type: string }[]) : []
+  const other = parts.find((part) => part.type !== 'text' && part.type !== 'file')
+  if (other !== undefined)
+    return unsupported(`sendMessage with a ${other.type} part`, 'an input is text and files only')
+  return undefined
+}
+
 /**
  * The view's rows as messages; the row the chat is streaming keeps the chat's own message.
  * `findsById`: the chat writes a streamed message wherever its id is (ai 7.0.168 and later);
@@ -85,12 +144,14 @@ function reconcile(
   current: readonly SessionlineUIMessage[],
   live: boolean,
   findsById: boolean,
+  steering: boolean,
 ): SessionlineUIMessage[] {
   const own = live ? new Map(current.map((message) => [message.id, message])) : undefined
   let streamedAt = -1
-  const next = chatRows(rows).map((row, i) => {
-    const streamed = own?.get(row.key)
-    if (streamed === undefined || !isOpenMessageRow(row)) return toUIMessage(row)
+  const groups = groupRows(chatRows(rows), { steering })
+  const next = groups.map((group, i) => {
+    const streamed = own?.get(group[0]!.key)
+    if (streamed === undefined || !isOpenGroup(group, i === groups.length - 1)) return groupToUIMessage(group)
     streamedAt = i
     return streamed
   })
@@ -136,12 +197,15 @@ export function useSessionlineChat(
   // did not ask for is followed through `setMessages` alone (status stays `ready`; `isRunning`
   // says a turn runs).
   const replays = 'experimental_queuedMessages' in chat
+  // The same releases stream a steer as a `steering-message` part (since 7.0.163).
+  const steering = replays
+  transport.steering = steering
 
   useLayoutEffect(() => {
     if (snapshot.status === 'loading') return
-    const next = reconcile(snapshot.rows, messages, live, replays)
+    const next = reconcile(snapshot.rows, messages, live, replays, steering)
     if (!sameMessages(next, messages)) setMessages(next)
-  }, [snapshot, messages, live, replays, setMessages])
+  }, [snapshot, messages, live, replays, steering, setMessages])
 
   // One resume per running row: a row that settles while its reconnect starts is not asked twice.
   const resumed = useRef<string | undefined>(undefined)
@@ -161,6 +225,8 @@ export function useSessionlineChat(
   const requests = useRef(0)
   const sendMessage = useCallback<SessionlineChat['sendMessage']>(
     async (message, requestOptions) => {
+      const refused = message === undefined ? undefined : refusalOf(message)
+      if (refused) throw refused
       const busy =
         requests.current > 0 || isLive(chatStatus.current) || isTurnRunning(view.getSnapshot().rows)
       if (!busy || message === undefined) {
@@ -223,5 +289,15 @@ export function useSessionlineChat(
       [view],
     ),
   }
-  return { ...chat, sendMessage, stop, ...extras }
+  const result: SessionlineChat = {
+    ...chat,
+    sendMessage,
+    stop,
+    setMessages: REFUSED.setMessages,
+    regenerate: REFUSED.regenerate,
+    ...extras,
+  }
+  for (const helper of ['addToolResult', 'addToolOutput'] as const)
+    if (helper in chat) (result as unknown as Record<string, unknown>)[helper] = REFUSED[helper]
+  return result
 }

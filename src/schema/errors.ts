@@ -9,6 +9,8 @@ export const ErrorCode = z.enum([
   'quota_exceeded',
   'storage_unavailable',
   'unsupported_format',
+  /** An adapter's helper that sessionline cannot honour (the message names the limit). */
+  'unsupported',
   'aborted',
   'timeout',
   'worker_gone',

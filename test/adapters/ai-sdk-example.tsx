@@ -1,6 +1,6 @@
 import { useState } from 'react'
 import type { SessionView } from 'sessionline'
-import { useSessionlineChat } from 'sessionline/ai-sdk'
+import { steerOf, useSessionlineChat } from 'sessionline/ai-sdk'
 
 export function Chat({ view }: { view: SessionView }) {
   const { messages, status, sendMessage, stop, queued, isRunning } = useSessionlineChat(view)
@@ -9,7 +9,15 @@ export function Chat({ view }: { view: SessionView }) {
     <section className="chat" data-status={status}>
       {messages.map((message) => (
         <article key={message.id} data-id={message.id} data-role={message.role}>
-          {message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')}
+          {message.parts.map((part) => {
+            if (part.type === 'text') return part.text
+            // Tools run in the worker, so a call arrives as a `dynamic-tool` part.
+            if (part.type === 'dynamic-tool')
+              return <code key={part.toolCallId} data-tool={part.toolName} data-state={part.state} />
+            // ai 7: a steer that joined the turn is a part of the answer, between two steps.
+            const steer = steerOf(part)
+            return steer ? <blockquote key={steer.id}>{steer.text}</blockquote> : null
+          })}
         </article>
       ))}
       <ul className="queued">

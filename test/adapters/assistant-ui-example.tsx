@@ -3,9 +3,15 @@ import {
   ComposerPrimitive,
   MessagePrimitive,
   ThreadPrimitive,
+  type ToolCallMessagePartProps,
 } from '@assistant-ui/react'
 import type { SessionView } from 'sessionline'
-import { useSessionlineRuntime } from 'sessionline/assistant-ui'
+import { SessionlineText, useSessionlineRuntime } from 'sessionline/assistant-ui'
+
+// Tools run in the worker; a call shows by name (assistant-ui renders no tool call by default).
+function ToolCall({ toolName, status }: ToolCallMessagePartProps) {
+  return <code data-tool={toolName} data-state={status.type} />
+}
 
 export function Thread({ view }: { view: SessionView }) {
   const runtime = useSessionlineRuntime(view)
@@ -21,7 +27,10 @@ export function Thread({ view }: { view: SessionView }) {
                 data-status={message.status?.type}
                 data-reason={message.status && 'reason' in message.status ? message.status.reason : undefined}
               >
-                <MessagePrimitive.Parts />
+                {/* SessionlineText: once Stop ends the run, no text appears after it. */}
+                <MessagePrimitive.Parts
+                  components={{ Text: SessionlineText, tools: { Fallback: ToolCall } }}
+                />
               </MessagePrimitive.Root>
             )}
           </ThreadPrimitive.Messages>

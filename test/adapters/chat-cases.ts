@@ -7,7 +7,8 @@
 import { act, createElement } from 'react'
 import { createRoot, type Root } from 'react-dom/client'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type SessionlineChat, useSessionlineChat } from '../../src/ai-sdk'
+import { isSessionlineError } from '../../src'
+import { type SessionlineChat, type UseSessionlineChatOptions, useSessionlineChat } from '../../src/ai-sdk'
 import { chatRows, isTurnRunning } from '../../src/client/activity'
 import { createSessionView } from '../../src/client/session-view'
 import type { SessionView, TimelineSnapshot } from '../../src/client/types'
@@ -27,8 +28,16 @@ const textOf = (message: SessionlineChat['messages'][number]) =>
   message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')
 
 /** Renders nothing; records what the hook returned at each render. */
-function Probe({ view, renders }: { view: SessionView; renders: SessionlineChat[] }) {
-  renders.push(useSessionlineChat(view))
+function Probe({
+  view,
+  renders,
+  options,
+}: {
+  view: SessionView
+  renders: SessionlineChat[]
+  options?: UseSessionlineChatOptions
+}) {
+  renders.push(useSessionlineChat(view, options))
   return null
 }
 
@@ -46,7 +55,10 @@ async function settle(ok: () => boolean, what: string): Promise<void> {
 /** The settled transcript: no open row, nothing pending or queued. */
 const idle = (s: TimelineSnapshot) => s.status === 'ready' && !isTurnRunning(s.rows) && s.queued.length === 0
 
-export function defineChatCases(release: string, options: { resumesThroughStream: boolean }): void {
+export function defineChatCases(
+  release: string,
+  options: { resumesThroughStream: boolean; steersAsParts: boolean },
+): void {
   let engine: TestEngine | undefined
   let root: Root | undefined
   let view: SessionView | undefined
@@ -76,12 +88,12 @@ export function defineChatCases(release: string, options: { resumesThroughStream
     return { view, sessionId: id }
   }
 
-  function mount(target: SessionView): Mounted {
+  function mount(target: SessionView, options?: UseSessionlineChatOptions): Mounted {
     const renders: SessionlineChat[] = []
     const container = document.createElement('div')
     document.body.append(container)
     root = createRoot(container)
-    act(() => root?.render(createElement(Probe, { view: target, renders })))
+    act(() => root?.render(createElement(Probe, { view: target, renders, ...(options ? { options } : {}) })))
     return { view: target, renders, latest: () => renders.at(-1)! }
   }
 
@@ -219,6 +231,132 @@ export function defineChatCases(release: string, options: { resumesThroughStream
         const ids = render.messages.map((message) => message.id)
         expect(new Set(ids).size).toBe(ids.length)
       }
+    })
+
+    it(`${release}: a turn that calls a tool is one assistant message, a step-start part per step, and onFinish fires once`, async () => {
+      const { view } = await open(2, {
+        provider: { kind: 'scripted', seed: 11, toolRate: 1, wordDelayMs: 2 },
+      })
+      const finished: string[] = []
+      const chat = mount(view, { onFinish: ({ message }) => void finished.push(message.id) })
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'what time is it?' })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the turn')
+      await settle(() => chat.latest().messages.length === 2, 'the messages')
+      const steps = chatRows(view.getSnapshot().rows).filter(
+        (row) => row.kind === 'message' && row.message.role === 'assistant',
+      )
+      expect(steps.length).toBeGreaterThanOrEqual(2) // the tool call, then the answer
+      const answer = chat.latest().messages[1]!
+      expect(answer.id).toBe(steps[0]!.key)
+      expect(answer.parts.filter((part) => part.type === 'step-start')).toHaveLength(steps.length)
+      expect(answer.parts.some((part) => part.type === 'dynamic-tool')).toBe(true)
+      expect(textOf(answer).length).toBeGreaterThan(0)
+      expect(finished).toEqual([answer.id])
+      // No render ever showed a step as a message of its own.
+      for (const render of chat.renders)
+        expect(render.messages.filter((message) => message.role === 'assistant').length).toBeLessThanOrEqual(
+          1,
+        )
+    })
+
+    it(`${release}: a steer that joins the running turn is ${options.steersAsParts ? "a steering-message part of the turn's message" : 'a user message between its steps'}`, async () => {
+      const { view } = await open(20)
+      const chat = mount(view)
+      await act(async () => {
+        void chat.latest().sendMessage({ text: 'a long answer please' })
+      })
+      await settle(() => {
+        const answer = chat.latest().messages.find((message) => message.role === 'assistant')
+        return answer !== undefined && textOf(answer).length > 5
+      }, 'the answer to stream')
+      let steer = ''
+      await act(async () => {
+        steer = (await chat.latest().admit('and mention the queue', { delivery: 'steer' })).id
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the turn')
+      const rows = chatRows(view.getSnapshot().rows)
+      // The steer joined turn 1 at its next safe boundary: a second step answers it.
+      expect(rows.map((row) => (row.kind === 'message' ? [row.message.role, row.message.turn] : []))).toEqual(
+        [
+          ['user', 1],
+          ['assistant', 1],
+          ['user', 1],
+          ['assistant', 1],
+        ],
+      )
+      expect(rows[2]!.key).toBe(steer)
+      if (options.steersAsParts) {
+        await settle(() => chat.latest().messages.length === 2, 'one message for the turn')
+        const answer = chat.latest().messages[1]!
+        expect(answer.id).toBe(rows[1]!.key)
+        expect(
+          answer.parts
+            .map((part) => part.type)
+            .filter((type) => type === 'step-start' || type === 'steering-message'),
+        ).toEqual(['step-start', 'steering-message', 'step-start'])
+        expect(answer.parts.find((part) => part.type === ('steering-message' as string))).toEqual({
+          type: 'steering-message',
+          id: steer,
+          parts: [{ type: 'text', text: 'and mention the queue' }],
+        })
+      } else {
+        await settle(() => chat.latest().messages.length === 4, 'the messages')
+        expectMessagesEqualRows(chat)
+      }
+    })
+
+    it(`${release}: every helper the session cannot honour throws unsupported naming itself, and admits nothing`, async () => {
+      const { view } = await open(3)
+      const chat = mount(view)
+      const helpers = chat.latest() as unknown as Record<string, (...args: unknown[]) => unknown>
+      /** The helper named in the error each call throws or rejects with. */
+      const refusal = async (call: () => unknown): Promise<unknown> => {
+        try {
+          await call()
+        } catch (error) {
+          expect(isSessionlineError(error) && error.code).toBe('unsupported')
+          return isSessionlineError(error) ? (error.details as { helper: string }).helper : error
+        }
+        throw new Error('it did not throw')
+      }
+      const source = { type: 'source-url', sourceId: 's1', url: 'https://example.test/' }
+      const named: unknown[] = []
+      await act(async () => {
+        named.push(await refusal(() => helpers.setMessages!([])))
+        named.push(await refusal(() => helpers.regenerate!()))
+        named.push(
+          await refusal(() =>
+            chat.latest().sendMessage({ text: 'with metadata', metadata: { x: 1 } } as never),
+          ),
+        )
+        named.push(
+          await refusal(() => chat.latest().sendMessage({ text: 'a replacement', messageId: 'm1' } as never)),
+        )
+        named.push(await refusal(() => chat.latest().sendMessage({ role: 'user', parts: [source] } as never)))
+        for (const helper of ['addToolResult', 'addToolOutput'])
+          if (helper in helpers)
+            named.push(
+              await refusal(() => helpers[helper]!({ tool: 'clock', toolCallId: 'c1', output: null })),
+            )
+      })
+      expect(named.slice(0, 5)).toEqual([
+        'setMessages',
+        'regenerate',
+        'sendMessage({ metadata })',
+        'sendMessage({ messageId })',
+        'sendMessage with a source-url part',
+      ])
+      expect(named.slice(5)).toEqual(['addToolResult', 'addToolOutput'].filter((helper) => helper in helpers))
+      expect(named.length).toBeGreaterThanOrEqual(6) // every release has addToolResult
+      expect(view.getSnapshot().rows).toEqual([])
+      expect(view.getSnapshot().queued).toEqual([])
+      // What works still works: a plain text message is sent and answered.
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'plain text' })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().messages.length === 2, 'the answer')
     })
 
     it(`${release}: stop interrupts the turn and keeps the partial answer`, async () => {

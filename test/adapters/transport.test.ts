@@ -4,7 +4,7 @@
 import { readUIMessageStream, type UIMessageChunk } from 'ai'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { rowsToUIMessages, type SessionlineUIMessage, toUIMessage } from '../../src/ai-sdk/messages'
+import { rowsToUIMessages, type SessionlineUIMessage, steerOf, toUIMessage } from '../../src/ai-sdk/messages'
 import { SessionlineChatTransport } from '../../src/ai-sdk/transport'
 import { chatRows, isTurnRunning } from '../../src/client/activity'
 import { createSessionView } from '../../src/client/session-view'
@@ -84,7 +84,7 @@ const userMessage = (id: string, text: string): SessionlineUIMessage => ({
 })
 
 describe('SessionlineChatTransport', () => {
-  it('every assistant row of a turn, streamed (send, then reconnects) and read by ai, equals its converted row, and only shared chunk types are sent', async () => {
+  it('a turn, streamed (send, then reconnects) and read by ai, is one assistant message equal to its converted steps, and only shared chunk types are sent', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 1_000 }), fc.constantFrom(0, 1), async (seed, toolRate) => {
         const { view, transport } = await session({ seed, toolRate, wordDelayMs: 1 })
@@ -116,8 +116,17 @@ describe('SessionlineChatTransport', () => {
         const rows = chatRows(view.getSnapshot().rows)
         expect(rows[0]!.key).toBe('input-1')
         const assistants = rows.filter((row) => row.kind === 'message' && row.message.role === 'assistant')
-        expect(plain(streamed)).toEqual(plain(assistants.map(toUIMessage)))
-        if (toolRate === 1) expect(types.has('tool-output-available')).toBe(true)
+        // One message for the turn: the send's stream follows every step, so no reconnect adds one.
+        expect(streamed).toHaveLength(1)
+        expect(plain(streamed)).toEqual(plain(rowsToUIMessages(view.getSnapshot().rows).slice(1)))
+        expect(streamed[0]!.id).toBe(assistants[0]!.key)
+        // A step-start part per step (per assistant row): two when a tool was called first.
+        const steps = streamed[0]!.parts.filter((part) => part.type === 'step-start').length
+        expect(steps).toBe(assistants.length)
+        if (toolRate === 1) {
+          expect(assistants.length).toBeGreaterThanOrEqual(2)
+          expect(types.has('tool-output-available')).toBe(true)
+        }
         for (const type of types) expect(SHARED_CHUNK_TYPES.has(type), type).toBe(true)
         view.dispose()
       }),
@@ -143,6 +152,38 @@ describe('SessionlineChatTransport', () => {
     const settled = chatRows(view.getSnapshot().rows).find((row) => row.key === running.key)!
     expect(plain(message)).toEqual(plain(toUIMessage(settled)))
     expect(settled.kind === 'message' && settled.message.status).toBe('complete')
+  })
+
+  it('with steering, a steer taken into the turn streams as a steering-message part between its steps, equal to the conversion', async () => {
+    const { view } = await session({ seed: 5, toolRate: 0, wordDelayMs: 15 })
+    const transport = new SessionlineChatTransport({ view, steering: true })
+    const reading = read(
+      await transport.sendMessages({
+        chatId: view.sessionId,
+        trigger: 'submit-message',
+        messageId: undefined,
+        messages: [userMessage('input-s', 'a long answer please')],
+        abortSignal: undefined,
+      }),
+    )
+    await until(view, (s) =>
+      s.rows.some(
+        (row) => row.kind === 'message' && row.message.role === 'assistant' && row.message.parts.length > 0,
+      ),
+    )
+    const steer = await view.admit('and mention the queue', { delivery: 'steer' })
+    const { message, types } = await reading
+    const rows = view.getSnapshot().rows
+    expect(rows.map((row) => row.key)).toContain(steer.id)
+    expect(types).toContain('steering-message')
+    expect(plain(message)).toEqual(plain(rowsToUIMessages(rows, { steering: true }).slice(1)[0]))
+    expect(rowsToUIMessages(rows, { steering: true })).toHaveLength(2)
+    // steerOf reads it for rendering; any other part is not a steer.
+    expect(message!.parts.map(steerOf).filter(Boolean)).toEqual([
+      { id: steer.id, text: 'and mention the queue' },
+    ])
+    // Without it the steer is a user message between the turn's two assistant messages.
+    expect(rowsToUIMessages(rows).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
   })
 
   it('reconnecting while no assistant row runs returns null', async () => {
@@ -177,7 +218,7 @@ describe('SessionlineChatTransport', () => {
     expect(isTurnRunning(stopped.rows)).toBe(false)
   })
 
-  it('regenerating an answer is refused with invalid_state and admits nothing', async () => {
+  it('regenerating an answer is refused with unsupported and admits nothing', async () => {
     const { view, transport } = await session({ seed: 1, toolRate: 0, wordDelayMs: 0 })
     const refused = await transport
       .sendMessages({
@@ -191,7 +232,7 @@ describe('SessionlineChatTransport', () => {
         () => undefined,
         (error: unknown) => error,
       )
-    expect(isSessionlineError(refused) && refused.code).toBe('invalid_state')
+    expect(isSessionlineError(refused) && refused.code).toBe('unsupported')
     expect(view.getSnapshot().rows).toEqual([])
   })
 })

@@ -7,4 +7,4 @@ import { defineChatCases } from './chat-cases'
 vi.mock('ai', () => import('ai-v5'))
 vi.mock('@ai-sdk/react', () => import('ai-sdk-react-v2'))
 
-defineChatCases('ai 5.0.0', { resumesThroughStream: false })
+defineChatCases('ai 5.0.0', { resumesThroughStream: false, steersAsParts: false })

@@ -201,6 +201,22 @@ describe('Storybook stories in Chromium (static build)', () => {
     expect(errors).toEqual([])
   })
 
+  test('assistant-ui thread list: the sessions, newest first; New chat adds one, a title switches, × deletes', async () => {
+    const page = await openStory('adapters-assistant-ui-thread-list--thread-list')
+    const titles = () => page.$$eval('.thread-list__item', (items) => items.map((item) => item.textContent))
+    await expect.poll(titles, { timeout: 30_000 }).toEqual(['Second chat×', 'First chat×'])
+    await page.click('.thread-list > button:text-is("New chat")')
+    await expect.poll(titles, { timeout: 30_000 }).toEqual(['New chat×', 'Second chat×', 'First chat×'])
+    // Switch to the first session and send there: its answer shows in the thread.
+    await page.click('.thread-list__item:has-text("First chat") button:has-text("First chat")')
+    await page.fill('.thread textarea', 'Hello from the first chat')
+    await page.click('.thread button.button--primary')
+    await page.waitForSelector('.thread [data-role="assistant"]', { timeout: 60_000 })
+    await page.click('.thread-list__item:has-text("New chat") [aria-label="Delete"]')
+    await expect.poll(titles, { timeout: 30_000 }).toEqual(['First chat×', 'Second chat×'])
+    expect(errors).toEqual([])
+  })
+
   test('each story opens its own database, and leaving a story deletes it', async () => {
     const page = await openStory('playground-transcript--markdown-answer')
     await page.waitForSelector('.part--markdown table')

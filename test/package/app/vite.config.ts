@@ -3,8 +3,6 @@ import { defineConfig } from 'vite'
 
 export default defineConfig({
   plugins: [react()],
-  // sessionline's worker is an ES module that imports its chunks.
+  // sessionline's worker is an ES module (Vite's default worker format is a classic script).
   worker: { format: 'es' },
-  // Pre-bundling would move the package's worker module and break its URL (dev server).
-  optimizeDeps: { exclude: ['sessionline'] },
 })
