@@ -289,6 +289,15 @@ function append(
   command: CommandOf<'append'>,
   at: number,
 ): Decision<{ headSeq: number }> {
+  // The head and compaction are the history verbs' to write: they check the tree, append cannot.
+  const index = command.events.findIndex((e) => e.type === 'history/head' || e.type === 'history/compact')
+  if (index >= 0) {
+    throw new SessionlineError(
+      'invalid_input',
+      `events[${index}] (${command.events[index]!.type}) is written by the history verbs, not by append`,
+      { index, type: command.events[index]!.type },
+    )
+  }
   // The log's grammar first (invalid_state), then who owns the ids (conflict).
   const decision = appendEvents(state, command.events, at)
   const clash = rowIdsClash(decision.createdRowIds, command.owners)
