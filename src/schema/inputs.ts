@@ -38,5 +38,10 @@ export const InputReceipt = z.strictObject({
    * however their stamps compare.
    */
   revision: z.number().int().nonnegative(),
+  /**
+   * Where a reordered input stands in the inbox: pending inputs go by `rank ?? seq`, then `seq`
+   * (docs/decisions/0033). Absent until `reorder` places it.
+   */
+  rank: z.number().finite().optional(),
 })
 export type InputReceipt = z.infer<typeof InputReceipt>
