@@ -282,6 +282,16 @@ export function branchOf(tree: HistoryTree, id: string): { index: number; count:
   return count > 1 ? { index, count } : undefined
 }
 
+/** Ids of row `id`'s siblings and itself (the rows under its parent), in creation order. */
+export function siblingIds(tree: HistoryTree, id: string): string[] {
+  const i = indexOf(tree, id)
+  if (i < 0) return []
+  const out: string[] = []
+  for (const k of tree.columns.children[tree.columns.parents[i]! + 1]!)
+    if (k < tree.size) out.push(tree.columns.ids[k]!)
+  return out
+}
+
 /** The newest row (highest seq) of the subtree below row `id`, itself included. */
 export function newestUnder(tree: HistoryTree, id: string): string | undefined {
   const root = indexOf(tree, id)

@@ -341,6 +341,7 @@ export function revisedRow(
   if (row.delivery !== undefined) out.delivery = row.delivery
   if (row.command !== undefined) out.command = row.command
   if (row.excludedFromContext !== undefined) out.excludedFromContext = row.excludedFromContext
+  if (row.branch !== undefined) out.branch = row.branch
   return out
 }
 

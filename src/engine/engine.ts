@@ -19,6 +19,7 @@ import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
+import { ResendRequest } from '../schema/history'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { ProviderConfig } from '../schema/provider'
 import {
@@ -52,6 +53,7 @@ import {
 import { createBatcher, type Scheduler } from './batch'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
+import { createHistory } from './history'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes } from './notes'
 import type { ModelProvider, Tools } from './provider'
@@ -133,6 +135,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     now,
     onRows: searchIndex.onRows,
     materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
+  })
+  const history = createHistory({
+    db,
+    cache,
+    notes,
+    now,
+    materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
+    interrupt: (sessionId) => runner.interrupt(sessionId),
+    onRows: searchIndex.onRows,
   })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
   connection.onLost((error, reason) => {
@@ -232,6 +243,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         await deleteSessionData(db, id)
       })
       notes.post({ sessionId: id, rev: Number.MAX_SAFE_INTEGER, deleted: true })
+      history.forget(id)
       const entry = entries.get(id)
       if (entry) removeEntry(entry)
       await searchIndex.forget(id)
@@ -335,6 +347,42 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       })
       return answer
     }),
+
+    // History verbs (docs/decisions/0033): one transaction each, through engine/history.
+    rewind: guard('rewind', async (sessionId, messageId) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      return history.verb<'rewind'>(id, async () => ({
+        type: 'rewind',
+        messageId: message,
+        row: await db.messages.get(message),
+      }))
+    }),
+
+    resend: guard('resend', async (sessionId, messageId, request) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      const parsed = parseOrThrow(ResendRequest, request, 'resend request')
+      const input = { id: parsed.id ?? nanoid(), text: parsed.text }
+      return history.verb<'resend'>(id, async () => {
+        const [stored, owner] = await Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)])
+        return { type: 'resend', messageId: message, input, stored, rowOwner: owner }
+      })
+    }),
+
+    regenerate: guard('regenerate', async (sessionId, messageId) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      await history.verb<'regenerate'>(id, async () => ({ type: 'regenerate', messageId: message }))
+    }),
+
+    switchBranch: guard('switchBranch', async (sessionId, messageId) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      await history.verb<'switchBranch'>(id, async () => ({ type: 'switchBranch', messageId: message }))
+    }),
+
+    context: guard('context', async (sessionId) => history.context(sessionIdOf(sessionId))),
 
     events: guard('events', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
@@ -563,6 +611,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   async function importedChanged(written: ImportedWrite): Promise<void> {
     const sessionId = written.session.id
     notes.post({ sessionId, rev: written.rev })
+    history.forget(sessionId)
     // The rows were replaced: the old index must not answer for them.
     if (written.status === 'updated') await searchIndex.forget(sessionId)
     // Built in the background from now on, so the first search does not pay for it.

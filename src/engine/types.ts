@@ -2,6 +2,7 @@ import type { TurnState } from '../core/transcript'
 import type { Json } from '../schema/common'
 import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
+import type { ContextAnswer, ResendRequest, RewindAnswer } from '../schema/history'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
 import type { SessionMessage, TextAppend } from '../schema/messages'
@@ -93,6 +94,28 @@ export interface Engine {
   promote(sessionId: string, mode: PromoteMode): Promise<SessionMessage[]>
 
   append(sessionId: string, events: readonly SessionEvent[]): Promise<{ headSeq: number }>
+
+  /**
+   * History (docs/decisions/0033): the head moves to just before user row `messageId`, which
+   * becomes `inactive` with what followed it; its text comes back for the composer. A running
+   * turn ends `interrupted` first; pending inputs stay pending.
+   */
+  rewind(sessionId: string, messageId: string): Promise<RewindAnswer>
+  /**
+   * History: a new branch where user row `messageId` stood, with the prompt `request.text`; it
+   * opens a turn at once and its receipt comes back `promoted`. Same id and text again: the same
+   * receipt, nothing written.
+   */
+  resend(sessionId: string, messageId: string, request: ResendRequest): Promise<InputReceipt>
+  /**
+   * History: a new branch under the prompt that assistant row `messageId` answered (or user row
+   * `messageId` itself), with a turn open for a new answer.
+   */
+  regenerate(sessionId: string, messageId: string): Promise<void>
+  /** History: the head moves to the newest row below row `messageId` (the path through it written last). */
+  switchBranch(sessionId: string, messageId: string): Promise<void>
+  /** What the model gets at the next step: the path to the head, its last summary first, every tool call answered. */
+  context(sessionId: string): Promise<ContextAnswer>
   events(sessionId: string, request?: EventsRequest): Promise<StoredEvent[]>
   page(sessionId: string, request?: PageRequest): Promise<MessagePage>
   loadThrough(sessionId: string, request: LoadThroughRequest): Promise<MessagePage>

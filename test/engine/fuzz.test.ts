@@ -176,6 +176,15 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   pending: fc.tuple(or(sessionId)),
   promote: fc.tuple(or(sessionId), or(fc.constantFrom('settled', 'checkpoint'))),
   append: fc.tuple(or(sessionId), or(fc.oneof(wholeTurn, fc.array(event, { maxLength: 4 })))),
+  rewind: fc.tuple(or(sessionId), or(inputId)),
+  resend: fc.tuple(
+    or(sessionId),
+    or(inputId),
+    or(fc.record({ text, id: inputId }, { requiredKeys: ['text'] })),
+  ),
+  regenerate: fc.tuple(or(sessionId), or(inputId)),
+  switchBranch: fc.tuple(or(sessionId), or(inputId)),
+  context: fc.tuple(or(sessionId)),
   events: fc.tuple(
     or(sessionId),
     or(fc.record({ afterSeq: fc.nat(5), limit: fc.integer({ min: 1, max: 5 }) }, { requiredKeys: [] })),

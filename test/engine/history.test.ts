@@ -1,0 +1,239 @@
+/**
+ * The history verbs through the engine's public API (in process and through Comlink, on
+ * fake-indexeddb): rewind, resend, regenerate, switchBranch and context over a host-driven
+ * session. What the engine stores must equal what a plain replay of its own log derives (rows
+ * from the transcript fold, visibility from the tree), and a cold engine on the same database
+ * must read the same rows and context.
+ */
+import { describe, expect, test } from 'vitest'
+import { contextIds, replayTree, visibleIds } from '../../src/core/history-tree'
+import { replayTranscript } from '../../src/core/transcript'
+import type { Engine } from '../../src/engine/types'
+import { isSessionlineError } from '../../src/schema/errors'
+import type { SessionEvent } from '../../src/schema/events'
+import type { SessionMessage } from '../../src/schema/messages'
+import { engineKinds, inProcessEngine } from '../support/engines'
+import { changeFeed } from '../support/feed'
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+  } catch (error) {
+    if (isSessionlineError(error)) return error.code
+    throw error
+  }
+  throw new Error('expected a SessionlineError')
+}
+
+const answer = (turn: number, step: number, messageId: string, text: string): SessionEvent[] => [
+  { type: 'step/start', data: { turn, step } },
+  { type: 'assistant/start', data: { messageId, turn, step } },
+  { type: 'assistant/delta', data: { messageId, text } },
+  { type: 'assistant/end', data: { messageId, finish: 'stop', usage: { input: 10, output: 3 } } },
+  { type: 'step/end', data: { turn, step, usage: { input: 10, output: 3 } } },
+]
+
+/** A prompt admitted, promoted and answered by the host; the turn is the session's next. */
+async function exchange(engine: Engine, sessionId: string, id: string, text: string, reply: string) {
+  await engine.admit(sessionId, { id, text, delivery: 'queue' })
+  const [row] = await engine.promote(sessionId, 'settled')
+  await engine.append(sessionId, [
+    ...answer(row!.turn, 1, `${id}-answer`, reply),
+    { type: 'turn/end', data: { turn: row!.turn, reason: 'completed' } },
+  ])
+}
+
+const ids = (rows: readonly { id: string }[]) => rows.map((r) => r.id)
+const allRows = async (engine: Engine, sessionId: string) =>
+  (await engine.page(sessionId, { limit: 1000, includeInactive: true })).messages
+const shown = async (engine: Engine, sessionId: string) =>
+  ids((await engine.page(sessionId, { limit: 1000 })).messages)
+
+/** What a plain replay of the session's log says every row should be. */
+async function replayed(engine: Engine, sessionId: string) {
+  const log = await engine.events(sessionId)
+  const tree = replayTree(log)
+  const visible = new Set(visibleIds(tree))
+  const rows = replayTranscript(log).map((row) => ({
+    ...row,
+    visibility: visible.has(row.id) ? 'visible' : 'inactive',
+  }))
+  return { rows, context: contextIds(tree) }
+}
+
+/** Stored rows without `branch`, which the replay's rows do not carry. */
+const withoutBranch = (rows: readonly SessionMessage[]) => rows.map(({ branch: _, ...row }) => row)
+
+describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
+  test('rewind, resend, switchBranch and regenerate move the head; rows and context follow it', async () => {
+    const { engine, close, dbName } = await makeEngine({ now: () => 1_000 })
+    try {
+      await engine.createSession({ id: 's' })
+      await exchange(engine, 's', 'u1', 'first', 'one')
+      await exchange(engine, 's', 'u2', 'second', 'two')
+      expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer', 'u2', 'u2-answer'])
+
+      // Rewind: the prompt and what followed it go inactive; its text comes back.
+      expect(await engine.rewind('s', 'u2')).toEqual({ text: 'second' })
+      expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer'])
+      expect((await allRows(engine, 's')).map((r) => [r.id, r.visibility])).toEqual([
+        ['u1', 'visible'],
+        ['u1-answer', 'visible'],
+        ['u2', 'inactive'],
+        ['u2-answer', 'inactive'],
+      ])
+      expect(ids((await engine.context('s')).rows)).toEqual(['u1', 'u1-answer'])
+
+      // Resend the first prompt: a sibling of it, in a turn of its own that the host answers.
+      const receipt = await engine.resend('s', 'u1', { text: 'first, edited', id: 'u1b' })
+      expect(receipt).toMatchObject({ id: 'u1b', status: 'promoted', text: 'first, edited' })
+      // The same id and text again: the same receipt, nothing written.
+      const head = (await engine.getSession('s'))!.headSeq
+      expect(await engine.resend('s', 'u1', { text: 'first, edited', id: 'u1b' })).toEqual(receipt)
+      expect((await engine.getSession('s'))!.headSeq).toBe(head)
+      await engine.append('s', [
+        ...answer(3, 1, 'a3', 'edited answer'),
+        { type: 'turn/end', data: { turn: 3, reason: 'completed' } },
+      ])
+      expect(await shown(engine, 's')).toEqual(['u1b', 'a3'])
+      const rows = await allRows(engine, 's')
+      expect(rows.find((r) => r.id === 'u1')!.branch).toEqual({ index: 0, count: 2 })
+      expect(rows.find((r) => r.id === 'u1b')!.branch).toEqual({ index: 1, count: 2 })
+
+      // Switch back: the newest path through u1 is the one that ends at u2's answer.
+      await engine.switchBranch('s', 'u1')
+      expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer', 'u2', 'u2-answer'])
+
+      // Regenerate u2's answer: a turn opens under u2 for the host to answer.
+      await engine.regenerate('s', 'u2-answer')
+      await engine.append('s', [
+        ...answer(4, 1, 'a4', 'two again'),
+        { type: 'turn/end', data: { turn: 4, reason: 'completed' } },
+      ])
+      expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer', 'u2', 'a4'])
+      expect(ids((await engine.context('s')).rows)).toEqual(['u1', 'u1-answer', 'u2', 'a4'])
+
+      // Incremental = replay, and a cold engine on the same database agrees.
+      const expected = await replayed(engine, 's')
+      expect(withoutBranch(await allRows(engine, 's'))).toEqual(expected.rows)
+      expect(ids((await engine.context('s')).rows)).toEqual(expected.context)
+      const cold = await inProcessEngine({ dbName, now: () => 1_000 })
+      try {
+        expect(await allRows(cold.engine, 's')).toEqual(await allRows(engine, 's'))
+        expect(await cold.engine.context('s')).toEqual(await engine.context('s'))
+      } finally {
+        await cold.close()
+      }
+    } finally {
+      await close()
+    }
+  })
+
+  test('a verb while a turn runs ends it interrupted; pending inputs stay pending', async () => {
+    const { engine, close } = await makeEngine({ now: () => 1_000 })
+    try {
+      await engine.createSession({ id: 's' })
+      await exchange(engine, 's', 'u1', 'first', 'one')
+      await engine.admit('s', { id: 'u2', text: 'second', delivery: 'queue' })
+      await engine.promote('s', 'settled')
+      await engine.append('s', [
+        { type: 'step/start', data: { turn: 2, step: 1 } },
+        { type: 'assistant/start', data: { messageId: 'a2', turn: 2, step: 1 } },
+        { type: 'assistant/delta', data: { messageId: 'a2', text: 'half an ans' } },
+        { type: 'tool/call', data: { messageId: 'a2', callId: 'c', name: 'look', input: {} } },
+      ])
+      await engine.admit('s', { id: 'later', text: 'queued meanwhile', delivery: 'queue' })
+      expect(await engine.rewind('s', 'u2')).toEqual({ text: 'second' })
+      const log = await engine.events('s')
+      const ends = log.filter((e) => e.type === 'turn/end')
+      expect(ends[ends.length - 1]!.data).toEqual({ turn: 2, reason: 'interrupted' })
+      expect(log[log.length - 1]!.type).toBe('history/head')
+      expect(ids(await engine.pending('s'))).toEqual(['later'])
+      const a2 = (await allRows(engine, 's')).find((r) => r.id === 'a2')!
+      expect(a2).toMatchObject({ status: 'interrupted', visibility: 'inactive' })
+      // The next prompt opens its turn on the rewound head.
+      await engine.promote('s', 'settled')
+      expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer', 'later'])
+    } finally {
+      await close()
+    }
+  })
+
+  test('refusals are typed and write nothing', async () => {
+    const { engine, close } = await makeEngine({ now: () => 1_000 })
+    try {
+      await engine.createSession({ id: 's' })
+      await engine.createSession({ id: 'other' })
+      await exchange(engine, 's', 'u1', 'first', 'one')
+      await exchange(engine, 'other', 'o1', 'elsewhere', 'there')
+      const before = await engine.events('s')
+      expect(await codeOf(engine.rewind('s', 'u1-answer'))).toBe('invalid_input')
+      expect(await codeOf(engine.rewind('s', 'o1'))).toBe('not_found')
+      expect(await codeOf(engine.rewind('missing', 'u1'))).toBe('not_found')
+      expect(await codeOf(engine.switchBranch('s', 'nope'))).toBe('not_found')
+      expect(await codeOf(engine.regenerate('s', 'o1-answer'))).toBe('not_found')
+      expect(await codeOf(engine.resend('s', 'u1', { text: '  ' }))).toBe('invalid_input')
+      expect(await codeOf(engine.resend('s', 'u1', { text: 'x', id: 'o1' }))).toBe('conflict')
+      expect(await codeOf(engine.resend('s', 'u1', { text: 'x', id: 'u1-answer' }))).toBe('conflict')
+      expect(
+        await codeOf(engine.append('s', [{ type: 'history/head', data: { head: null, cause: 'rewind' } }])),
+      ).toBe('invalid_input')
+      expect(await engine.events('s')).toEqual(before)
+      // Switching to the branch already shown writes nothing either.
+      await engine.switchBranch('s', 'u1')
+      expect(await engine.events('s')).toEqual(before)
+    } finally {
+      await close()
+    }
+  })
+
+  test('watchers are told to read again when the head moves', async () => {
+    const { engine, close } = await makeEngine({ now: () => 1_000 })
+    try {
+      await engine.createSession({ id: 's' })
+      await exchange(engine, 's', 'u1', 'first', 'one')
+      const feed = changeFeed()
+      const stop = await engine.watch('s', feed.listener)
+      try {
+        await engine.rewind('s', 'u1')
+        await feed.until((changes) => changes.some((c) => c.reset === true), 'a reset')
+        const change = feed.changes.find((c) => c.reset === true)!
+        expect(change.rows.map((r) => [r.id, r.visibility])).toEqual([
+          ['u1', 'inactive'],
+          ['u1-answer', 'inactive'],
+        ])
+      } finally {
+        stop()
+      }
+    } finally {
+      await close()
+    }
+  })
+})
+
+test('another engine on the same database follows the head', async () => {
+  const a = await inProcessEngine({ now: () => 1_000 })
+  const b = await inProcessEngine({ dbName: a.dbName, now: () => 1_000 })
+  try {
+    await a.engine.createSession({ id: 's' })
+    await exchange(a.engine, 's', 'u1', 'first', 'one')
+    await exchange(a.engine, 's', 'u2', 'second', 'two')
+    expect(await shown(b.engine, 's')).toEqual(['u1', 'u1-answer', 'u2', 'u2-answer'])
+    const feed = changeFeed()
+    const stop = await b.engine.watch('s', feed.listener)
+    try {
+      await a.engine.rewind('s', 'u2')
+      await feed.until((changes) => changes.some((c) => c.reset === true), 'a reset from the other engine')
+      expect(await shown(b.engine, 's')).toEqual(['u1', 'u1-answer'])
+      // b's own verb starts from the head a moved.
+      await b.engine.switchBranch('s', 'u2')
+      expect(await shown(a.engine, 's')).toEqual(['u1', 'u1-answer', 'u2', 'u2-answer'])
+      expect(await a.engine.context('s')).toEqual(await b.engine.context('s'))
+    } finally {
+      stop()
+    }
+  } finally {
+    await b.close()
+    await a.close()
+  }
+})
