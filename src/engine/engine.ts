@@ -14,12 +14,13 @@
 import { nanoid } from 'nanoid'
 import { z } from 'zod'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
+import { compactableIds, headOf, nodeOf } from '../core/history-tree'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
-import { ResendRequest } from '../schema/history'
+import { CompactRequest, ResendRequest } from '../schema/history'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { ProviderConfig } from '../schema/provider'
 import {
@@ -380,6 +381,41 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const id = sessionIdOf(sessionId)
       const message = parseOrThrow(Id, messageId, 'message id')
       await history.verb<'switchBranch'>(id, async () => ({ type: 'switchBranch', messageId: message }))
+    }),
+
+    compact: guard('compact', async (sessionId, request = {}) => {
+      const id = sessionIdOf(sessionId)
+      const { throughSeq, summary, id: givenId } = parseOrThrow(CompactRequest, request, 'compact request')
+      if (summary === undefined) {
+        throw new SessionlineError(
+          'invalid_input',
+          'compact needs a summary: summaries written by the provider are not supported yet',
+          { field: 'summary' },
+        )
+      }
+      const summaryId = givenId ?? nanoid()
+      return history.verb<'compact'>(id, async ({ tree }) => {
+        // The last row of the compactable path at or below throughSeq (all of it by default).
+        const candidates = compactableIds(tree).filter(
+          (rowId) => throughSeq === undefined || nodeOf(tree, rowId)!.seq <= throughSeq,
+        )
+        const throughId = candidates[candidates.length - 1]
+        if (throughId === undefined && headOf(tree) !== null) {
+          throw new SessionlineError(
+            'invalid_input',
+            `no row at or below seq ${throughSeq} can be compacted: it lies before the path's last summary`,
+            { throughSeq },
+          )
+        }
+        const [owner] = await idOwners(db, [summaryId])
+        return {
+          type: 'compact',
+          summary: { id: summaryId, text: summary },
+          throughId,
+          expectedHead: headOf(tree),
+          owner,
+        }
+      })
     }),
 
     context: guard('context', async (sessionId) => history.context(sessionIdOf(sessionId))),

@@ -21,6 +21,7 @@ import {
   type HistoryAnswers,
   type HistoryCommand,
   type HistoryCommandOf,
+  type HistoryState,
 } from '../core/history-decide'
 import {
   branchOf,
@@ -66,20 +67,14 @@ interface KeptTree {
 function placed(
   row: SessionMessage,
   visibility: Visibility | undefined,
-  branch: { index: number; count: number } | undefined | null,
+  branch: { index: number; count: number } | undefined,
 ): SessionMessage {
   const vis = visibility ?? row.visibility
-  const sameBranch =
-    branch === null ||
-    (branch === undefined
-      ? row.branch === undefined
-      : row.branch?.index === branch.index && row.branch?.count === branch.count)
+  const sameBranch = row.branch?.index === branch?.index && row.branch?.count === branch?.count
   if (vis === row.visibility && sameBranch) return row
   const next: SessionMessage = { ...row, visibility: vis }
-  if (branch !== null) {
-    if (branch === undefined) delete next.branch
-    else next.branch = branch
-  }
+  if (branch === undefined) delete next.branch
+  else next.branch = branch
   return next
 }
 
@@ -116,7 +111,7 @@ export function createHistory({
    */
   function verb<K extends HistoryCommand['type']>(
     sessionId: string,
-    command: () => Promise<HistoryCommandOf<K>>,
+    command: (state: HistoryState) => Promise<HistoryCommandOf<K>>,
   ): Promise<HistoryAnswers[K]> {
     return cache.use(sessionId, async (entry) => {
       await cache.load(entry)
@@ -130,19 +125,16 @@ export function createHistory({
           current && current.row.rev === row.rev ? current : await cache.snapshotInTx(sessionId, row)
         const tree = await treeOf(row)
         const at = now()
-        const decision = decideHistory(
-          {
-            sessionId,
-            source: row.source,
-            headSeq: row.headSeq,
-            nextInputSeq: row.nextInputSeq,
-            folds: base.folds,
-            pending: base.pending,
-            tree,
-          },
-          await command(),
-          at,
-        )
+        const state: HistoryState = {
+          sessionId,
+          source: row.source,
+          headSeq: row.headSeq,
+          nextInputSeq: row.nextInputSeq,
+          folds: base.folds,
+          pending: base.pending,
+          tree,
+        }
+        const decision = decideHistory(state, await command(state), at)
         if (isSessionlineError(decision)) throw decision
         const next = decision.next
         if (!next) return { answer: decision.answer }
@@ -158,8 +150,9 @@ export function createHistory({
           policy,
         )
         const own = new Set(decision.rows.map((r) => r.id))
-        const place = (r: SessionMessage) =>
-          placed(r, visibility.get(r.id), siblings.has(r.id) ? branchOf(next.tree, r.id) : null)
+        // Every row rewritten gets its branch place anew too (a row the write path created under
+        // a head with children learns its place here, at the next verb that touches it).
+        const place = (r: SessionMessage) => placed(r, visibility.get(r.id), branchOf(next.tree, r.id))
         const written = stored.write.map(place)
         const others = [...new Set([...visibility.keys(), ...siblings])].filter((id) => !own.has(id))
         const read = others.length > 0 ? await db.messages.bulkGet(others) : []

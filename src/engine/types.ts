@@ -2,7 +2,7 @@ import type { TurnState } from '../core/transcript'
 import type { Json } from '../schema/common'
 import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
-import type { ContextAnswer, ResendRequest, RewindAnswer } from '../schema/history'
+import type { CompactRequest, ContextAnswer, ResendRequest, RewindAnswer } from '../schema/history'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
 import type { SessionMessage, TextAppend } from '../schema/messages'
@@ -114,6 +114,12 @@ export interface Engine {
   regenerate(sessionId: string, messageId: string): Promise<void>
   /** History: the head moves to the newest row below row `messageId` (the path through it written last). */
   switchBranch(sessionId: string, messageId: string): Promise<void>
+  /**
+   * History: a `summary` row under the head replaces the active path through the row at or below
+   * `throughSeq` (default: all of it); those rows turn `inactive` and stay readable with
+   * `includeInactive`, and the context becomes the summary and what follows. Answers the row.
+   */
+  compact(sessionId: string, request?: CompactRequest): Promise<SessionMessage>
   /** What the model gets at the next step: the path to the head, its last summary first, every tool call answered. */
   context(sessionId: string): Promise<ContextAnswer>
   events(sessionId: string, request?: EventsRequest): Promise<StoredEvent[]>

@@ -3,7 +3,8 @@
  * docs/decisions/0033).
  */
 import { z } from 'zod'
-import { Id, MAX_INPUT_TEXT } from './common'
+import { Id, MAX_INPUT_TEXT, Seq } from './common'
+import { MAX_EVENT_TEXT } from './limits'
 import type { SessionMessage } from './messages'
 
 /** `resend(sessionId, messageId, request)`: the prompt's new text, and its input id (default: a new one). */
@@ -25,3 +26,20 @@ export interface RewindAnswer {
 export interface ContextAnswer {
   rows: SessionMessage[]
 }
+
+/**
+ * `compact(sessionId, request)`: the summary that replaces the active path through the row at or
+ * below `throughSeq` (default: all of it). A summary the provider writes is not built yet: until
+ * it is, `summary` is required.
+ */
+export const CompactRequest = z.strictObject({
+  throughSeq: Seq.optional(),
+  /** The summary row's id (default: a new one). */
+  id: Id.optional(),
+  summary: z
+    .string()
+    .max(MAX_EVENT_TEXT, `summary is longer than ${MAX_EVENT_TEXT} characters`)
+    .refine((t) => t.trim().length > 0, 'summary is empty')
+    .optional(),
+})
+export type CompactRequest = z.infer<typeof CompactRequest>

@@ -36,6 +36,7 @@ export const ENGINE_METHODS = [
   'resend',
   'regenerate',
   'switchBranch',
+  'compact',
   'context',
   'events',
   'page',

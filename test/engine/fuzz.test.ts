@@ -184,6 +184,10 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   ),
   regenerate: fc.tuple(or(sessionId), or(inputId)),
   switchBranch: fc.tuple(or(sessionId), or(inputId)),
+  compact: fc.tuple(
+    or(sessionId),
+    or(fc.record({ throughSeq: fc.integer({ min: 1, max: 9 }), summary: text }, { requiredKeys: [] })),
+  ),
   context: fc.tuple(or(sessionId)),
   events: fc.tuple(
     or(sessionId),
@@ -260,6 +264,10 @@ function replayed({ method, args }: Call, value: unknown): Call {
   if (method === 'createSession' && !(args[0] as { id?: string } | undefined)?.id)
     return { method, args: [{ ...(args[0] as object), id: (value as { id: string }).id }] }
   if (method === 'admit' && !(args[1] as { id?: string }).id)
+    return { method, args: [args[0], { ...(args[1] as object), id: (value as { id: string }).id }] }
+  if (method === 'resend' && !(args[2] as { id?: string }).id)
+    return { method, args: [args[0], args[1], { ...(args[2] as object), id: (value as { id: string }).id }] }
+  if (method === 'compact' && !(args[1] as { id?: string } | undefined)?.id)
     return { method, args: [args[0], { ...(args[1] as object), id: (value as { id: string }).id }] }
   return { method, args }
 }

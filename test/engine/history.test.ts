@@ -129,6 +129,61 @@ describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
     }
   })
 
+  test('compact replaces the path with a summary; a rewind before it brings the rows back', async () => {
+    const { engine, close, dbName } = await makeEngine({ now: () => 1_000 })
+    try {
+      await engine.createSession({ id: 's' })
+      await exchange(engine, 's', 'u1', 'first', 'one')
+      await exchange(engine, 's', 'u2', 'second', 'two')
+      const u1Answer = (await allRows(engine, 's')).find((r) => r.id === 'u1-answer')!
+      // Through the first exchange: its rows give way to the summary; the second stays.
+      const summary = await engine.compact('s', { throughSeq: u1Answer.seq, summary: 'They said hello.' })
+      expect(summary).toMatchObject({
+        role: 'summary',
+        visibility: 'visible',
+        parts: [{ type: 'text', text: 'They said hello.' }],
+      })
+      expect(await shown(engine, 's')).toEqual(['u2', 'u2-answer', summary.id])
+      expect(ids((await engine.context('s')).rows)).toEqual([summary.id, 'u2', 'u2-answer'])
+      await exchange(engine, 's', 'u3', 'third', 'three')
+      expect(ids((await engine.context('s')).rows)).toEqual([
+        summary.id,
+        'u2',
+        'u2-answer',
+        'u3',
+        'u3-answer',
+      ])
+      // A second compaction covers the first with its kept rows.
+      const second = await engine.compact('s', { summary: 'All of it.' })
+      expect(await shown(engine, 's')).toEqual([second.id])
+      expect(ids((await engine.context('s')).rows)).toEqual([second.id])
+      // Rewinding to before both compactions: exactly the rows before u2, nothing lost, nothing resurrected.
+      await engine.rewind('s', 'u2')
+      expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer'])
+      expect(ids((await engine.context('s')).rows)).toEqual(['u1', 'u1-answer'])
+      // And back onto the compacted branch.
+      await engine.switchBranch('s', 'u2')
+      expect(ids((await engine.context('s')).rows)).toEqual([second.id])
+      expect(await codeOf(engine.compact('s', { throughSeq: u1Answer.seq, summary: 'x' }))).toBe(
+        'invalid_input',
+      )
+      expect(await codeOf(engine.compact('s', {}))).toBe('invalid_input')
+
+      const expected = await replayed(engine, 's')
+      expect(withoutBranch(await allRows(engine, 's'))).toEqual(expected.rows)
+      expect(ids((await engine.context('s')).rows)).toEqual(expected.context)
+      const cold = await inProcessEngine({ dbName, now: () => 1_000 })
+      try {
+        expect(await allRows(cold.engine, 's')).toEqual(await allRows(engine, 's'))
+        expect(await cold.engine.context('s')).toEqual(await engine.context('s'))
+      } finally {
+        await cold.close()
+      }
+    } finally {
+      await close()
+    }
+  })
+
   test('a verb while a turn runs ends it interrupted; pending inputs stay pending', async () => {
     const { engine, close } = await makeEngine({ now: () => 1_000 })
     try {
