@@ -5,6 +5,7 @@
  * from the transcript fold, visibility from the tree), and a cold engine on the same database
  * must read the same rows and context.
  */
+import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { contextIds, replayTree, visibleIds } from '../../src/core/history-tree'
 import { replayTranscript } from '../../src/core/transcript'
@@ -292,3 +293,129 @@ test('another engine on the same database follows the head', async () => {
     await a.close()
   }
 })
+
+/**
+ * Random sequences of prompts (answered, or left running), steers and every verb on one engine:
+ * after each sequence the stored rows equal a replay of the engine's own log (transcript rows,
+ * visibility from the tree), the context is the replay's, row ids are unique, seqs dense, every
+ * acknowledged input is in the log once, and a cold engine on the same database reads the same.
+ */
+test('random verb sequences: stored = replay, and a cold engine agrees', async () => {
+  type Act =
+    | { type: 'exchange'; open: boolean }
+    | { type: 'rewind' | 'regenerate' | 'switchBranch' | 'resend' | 'compact'; pick: number }
+  const act = fc.oneof(
+    fc.record({ type: fc.constant('exchange' as const), open: fc.boolean() }),
+    fc.record({
+      type: fc.constantFrom(
+        'rewind' as const,
+        'regenerate' as const,
+        'switchBranch' as const,
+        'resend' as const,
+        'compact' as const,
+      ),
+      pick: fc.nat(30),
+    }),
+  )
+  await fc.assert(
+    fc.asyncProperty(fc.array(act, { minLength: 1, maxLength: 14 }), async (acts) => {
+      const { engine, dbName, close } = await inProcessEngine({ now: () => 1_000 })
+      try {
+        await engine.createSession({ id: 's' })
+        let n = 0
+        const acknowledged: string[] = []
+        const openTurn = async () => {
+          const log = await engine.events('s')
+          let open: number | null = null
+          for (const e of log) {
+            if (e.type === 'turn/start') open = e.data.turn
+            if (e.type === 'turn/end') open = null
+          }
+          return open
+        }
+        const finish = async (turn: number, open: boolean) => {
+          const id = `a${n++}`
+          const step =
+            (await engine.events('s')).filter((e) => e.type === 'step/start' && e.data.turn === turn).length +
+            1
+          await engine.append('s', [
+            ...answer(turn, step, id, `answer ${id}`),
+            ...(open ? [] : [{ type: 'turn/end', data: { turn, reason: 'completed' } } as SessionEvent]),
+          ])
+        }
+        for (const a of acts) {
+          const rows = await allRows(engine, 's')
+          const target =
+            rows.length === 0 ? 'missing' : rows[a.type === 'exchange' ? 0 : a.pick % rows.length]!.id
+          try {
+            switch (a.type) {
+              case 'exchange': {
+                const id = `u${n++}`
+                const open = await openTurn()
+                // Into a running turn as a steer, else queued for a turn of its own.
+                await engine.admit('s', {
+                  id,
+                  text: `prompt ${id}`,
+                  delivery: open === null ? 'queue' : 'steer',
+                })
+                acknowledged.push(id)
+                const [row] = await engine.promote('s', open === null ? 'settled' : 'checkpoint')
+                if (row) await finish(row.turn, a.open)
+                break
+              }
+              case 'rewind':
+                await engine.rewind('s', target)
+                break
+              case 'switchBranch':
+                await engine.switchBranch('s', target)
+                break
+              case 'regenerate': {
+                await engine.regenerate('s', target)
+                await finish((await openTurn())!, false)
+                break
+              }
+              case 'resend': {
+                const id = `r${n++}`
+                const receipt = await engine.resend('s', target, { id, text: `edited ${id}` })
+                acknowledged.push(receipt.id)
+                await finish((await openTurn())!, false)
+                break
+              }
+              case 'compact':
+                await engine.compact('s', {
+                  summary: `summary ${n++}`,
+                  throughSeq: rows[a.pick % Math.max(rows.length, 1)]?.seq,
+                })
+                break
+            }
+          } catch (error) {
+            // Refusals (a verb on the wrong kind of row, nothing to compact) are typed and write nothing.
+            if (!isSessionlineError(error)) throw error
+          }
+        }
+        const log = await engine.events('s')
+        expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1))
+        const stored = await allRows(engine, 's')
+        expect(new Set(ids(stored)).size).toBe(stored.length)
+        const pending = ids(await engine.pending('s'))
+        for (const id of acknowledged) {
+          const logged = log.filter((e) => e.type === 'user/message' && e.data.inputId === id).length
+          expect(logged + pending.filter((p) => p === id).length, `input ${id}`).toBe(1)
+        }
+        const expected = await replayed(engine, 's')
+        expect(withoutBranch(stored)).toEqual(expected.rows)
+        expect(ids((await engine.context('s')).rows)).toEqual(expected.context)
+        const cold = await inProcessEngine({ dbName, now: () => 1_000 })
+        try {
+          expect(await allRows(cold.engine, 's')).toEqual(stored)
+          expect(await cold.engine.context('s')).toEqual(await engine.context('s'))
+        } finally {
+          await cold.close()
+        }
+      } finally {
+        await close()
+      }
+    }),
+    { seed: 2033, numRuns: 25 },
+  )
+}, 120_000)
