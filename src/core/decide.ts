@@ -30,6 +30,7 @@ import type { PromoteMode } from '../schema/requests'
 import type { SessionSource } from '../schema/session'
 import { type Folds, stampAndFold } from './folds'
 import { duplicateIdError, type IdOwner, idTaken, rowIdsClash, rowIdsCreated } from './ids'
+import { decideReorder, decideSetDelivery } from './inbox-order'
 import { selectForPromotion } from './pending'
 
 /** What the rules know of a session: its counters, its folds and its pending receipts. */
@@ -62,6 +63,15 @@ export type Command =
   | { type: 'edit'; inputId: string; text: string; stored: InputReceipt | undefined }
   | { type: 'promote'; mode: PromoteMode }
   | {
+      type: 'reorder'
+      inputId: string
+      before: string | null
+      stored: InputReceipt | undefined
+      /** The receipt stored under `before`, when it is an id. */
+      storedBefore: InputReceipt | undefined
+    }
+  | { type: 'setDelivery'; inputId: string; delivery: Delivery; stored: InputReceipt | undefined }
+  | {
       type: 'append'
       events: readonly SessionEvent[]
       /** Owners of `rowIdsCreated(events)`, position by position (undefined: free). */
@@ -75,6 +85,8 @@ export interface Answers {
   edit: InputReceipt
   promote: SessionMessage[]
   append: { headSeq: number }
+  reorder: InputReceipt
+  setDelivery: InputReceipt
 }
 
 export type CommandOf<K extends Command['type']> = Extract<Command, { type: K }>
@@ -141,7 +153,17 @@ function decideOrThrow(state: SessionState, command: Command, at: number): Decis
       return promote(state, command.mode, at)
     case 'append':
       return append(state, command, at)
+    // Inbox order and delivery (docs/decisions/0033): ./inbox-order.
+    case 'reorder':
+      return orThrow(decideReorder(state, command, at))
+    case 'setDelivery':
+      return orThrow(decideSetDelivery(state, command, at))
   }
+}
+
+function orThrow<T>(decided: Decision<T> | SessionlineError): Decision<T> {
+  if (decided instanceof SessionlineError) throw decided
+  return decided
 }
 
 function admit(state: SessionState, command: CommandOf<'admit'>, at: number): Decision<InputReceipt> {

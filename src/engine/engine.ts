@@ -20,7 +20,7 @@ import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
-import { CompactRequest, ResendRequest } from '../schema/history'
+import { CompactRequest, ReorderRequest, ResendRequest, SetDeliveryRequest } from '../schema/history'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { ProviderConfig } from '../schema/provider'
 import {
@@ -297,6 +297,42 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         command: (stored) => ({ type: 'edit', inputId: input, text, stored }),
         expect: (cached) => expectPending(cached, input),
       })
+      return answer
+    }),
+
+    reorder: guard('reorder', async (sessionId, inputId, request) => {
+      const id = sessionIdOf(sessionId)
+      const input = parseOrThrow(Id, inputId, 'input id')
+      const { before } = parseOrThrow(ReorderRequest, request, 'reorder request')
+      const { answer } = await write<'reorder', (InputReceipt | undefined)[]>(id, {
+        scope: 'inbox',
+        keys: before === null ? [input] : [input, before],
+        readFacts: () =>
+          Promise.all([getReceipt(db, input), before === null ? undefined : getReceipt(db, before)]),
+        command: ([stored, storedBefore]) => ({
+          type: 'reorder',
+          inputId: input,
+          before,
+          stored,
+          storedBefore,
+        }),
+      })
+      return answer
+    }),
+
+    setDelivery: guard('setDelivery', async (sessionId, inputId, delivery) => {
+      const id = sessionIdOf(sessionId)
+      const input = parseOrThrow(Id, inputId, 'input id')
+      const how = parseOrThrow(SetDeliveryRequest, delivery, 'delivery')
+      const { answer, wrote } = await write<'setDelivery', InputReceipt | undefined>(id, {
+        scope: 'inbox',
+        keys: [input],
+        readFacts: () => getReceipt(db, input),
+        command: (stored) => ({ type: 'setDelivery', inputId: input, delivery: how, stored }),
+        expect: (cached) => expectPending(cached, input),
+      })
+      // A queued input turned steer may be taken into the running turn: the runner looks again.
+      if (wrote) notifyInput(id)
       return answer
     }),
 

@@ -1,8 +1,14 @@
 import type { TurnState } from '../core/transcript'
-import type { Json } from '../schema/common'
+import type { Delivery, Json } from '../schema/common'
 import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
-import type { CompactRequest, ContextAnswer, ResendRequest, RewindAnswer } from '../schema/history'
+import type {
+  CompactRequest,
+  ContextAnswer,
+  ReorderRequest,
+  ResendRequest,
+  RewindAnswer,
+} from '../schema/history'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
 import type { SessionMessage, TextAppend } from '../schema/messages'
@@ -90,6 +96,14 @@ export interface Engine {
   admit(sessionId: string, request: AdmitRequest): Promise<InputReceipt>
   cancel(sessionId: string, inputId: string): Promise<InputReceipt>
   edit(sessionId: string, inputId: string, request: EditRequest): Promise<InputReceipt>
+  /**
+   * Inbox: moves pending input `inputId` before pending input `request.before` (`null`: to the
+   * end); it keeps its id, and its `revision` is bumped as an edit bumps it. Promotion follows
+   * the new order.
+   */
+  reorder(sessionId: string, inputId: string, request: ReorderRequest): Promise<InputReceipt>
+  /** Inbox: makes pending input `inputId` a steer or a queued input, in place (same id, revision bumped). */
+  setDelivery(sessionId: string, inputId: string, delivery: Delivery): Promise<InputReceipt>
   pending(sessionId: string): Promise<InputReceipt[]>
   promote(sessionId: string, mode: PromoteMode): Promise<SessionMessage[]>
 

@@ -3,7 +3,7 @@
  * docs/decisions/0033).
  */
 import { z } from 'zod'
-import { Id, MAX_INPUT_TEXT, Seq } from './common'
+import { Delivery, Id, MAX_INPUT_TEXT, Seq } from './common'
 import { MAX_EVENT_TEXT } from './limits'
 import type { SessionMessage } from './messages'
 
@@ -43,3 +43,10 @@ export const CompactRequest = z.strictObject({
     .optional(),
 })
 export type CompactRequest = z.infer<typeof CompactRequest>
+
+/** `reorder(sessionId, inputId, request)`: the pending input to stand before (`null`: the end). */
+export const ReorderRequest = z.strictObject({ before: Id.nullable() })
+export type ReorderRequest = z.infer<typeof ReorderRequest>
+
+/** `setDelivery(sessionId, inputId, delivery)`: a steer (answered inside the running turn) or queued. */
+export const SetDeliveryRequest = Delivery

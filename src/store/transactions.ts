@@ -5,6 +5,7 @@
  */
 import Dexie, { type Table } from 'dexie'
 import { type IdOwner, idTaken } from '../core/ids'
+import { pendingView } from '../core/pending'
 import { isReadable } from '../core/visibility'
 import { SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
@@ -163,13 +164,17 @@ export async function getReceipts(
   return stored.map((r) => r && receiptOf(r))
 }
 
-/** Pending receipts of a session in admission order (the `[sessionId+status+seq]` index). */
+/**
+ * Pending receipts of a session in inbox order: admission order (the `[sessionId+status+seq]`
+ * index) unless `reorder` placed some (core/pending).
+ */
 export async function pendingReceipts(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {
   const stored = await db.inputs
     .where('[sessionId+status+seq]')
     .between([sessionId, 'pending', MIN_KEY], [sessionId, 'pending', MAX_KEY])
     .toArray()
-  return stored.map(receiptOf)
+  const receipts = stored.map(receiptOf)
+  return receipts.some((r) => r.rank !== undefined) ? pendingView(receipts) : receipts
 }
 
 /** Receipts with admission seq ≥ `fromSeq`, ascending. */

@@ -29,6 +29,8 @@ export const ENGINE_METHODS = [
   'admit',
   'cancel',
   'edit',
+  'reorder',
+  'setDelivery',
   'pending',
   'promote',
   'append',

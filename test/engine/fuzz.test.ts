@@ -173,6 +173,8 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   admit: fc.tuple(or(sessionId), or(admitRequest)),
   cancel: fc.tuple(or(sessionId), or(inputId)),
   edit: fc.tuple(or(sessionId), or(inputId), or(fc.record({ text }))),
+  reorder: fc.tuple(or(sessionId), or(inputId), or(fc.record({ before: fc.option(inputId, { nil: null }) }))),
+  setDelivery: fc.tuple(or(sessionId), or(inputId), or(fc.constantFrom('steer', 'queue'))),
   pending: fc.tuple(or(sessionId)),
   promote: fc.tuple(or(sessionId), or(fc.constantFrom('settled', 'checkpoint'))),
   append: fc.tuple(or(sessionId), or(fc.oneof(wholeTurn, fc.array(event, { maxLength: 4 })))),
