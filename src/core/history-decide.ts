@@ -31,6 +31,7 @@ import type { SessionMessage } from '../schema/messages'
 import type { Decision, SessionState } from './decide'
 import { stampAndFold } from './folds'
 import {
+  childCount,
   compactableIds,
   evolveTree,
   type HistoryTree,
@@ -131,7 +132,7 @@ function decideOrThrow(state: HistoryState, command: HistoryCommand, at: number)
       const prompt = promptOf(state, rowNode(state, command.messageId, ['user', 'assistant']))
       const turn = state.folds.transcript.lastTurn + 1
       const events: SessionEvent[] = [
-        { type: 'history/head', data: { head: prompt.id, cause: 'regenerate' } },
+        { type: 'history/head', data: headData(state, prompt.id, 'regenerate') },
         { type: 'turn/start', data: { turn } },
       ]
       return commit(state, events, { turn }, at)
@@ -201,8 +202,17 @@ function moveHead<T>(
   at: number,
 ): HistoryDecision<T> {
   if (head === headOf(state.tree)) return unchanged(answer)
-  const decision = commit(state, [{ type: 'history/head', data: { head, cause } }], answer, at)
-  return decision
+  return commit(state, [{ type: 'history/head', data: headData(state, head, cause) }], answer, at)
+}
+
+/** A head move's data: with how many rows already hang under the new head, when any do. */
+function headData(
+  state: HistoryState,
+  head: string | null,
+  cause: 'rewind' | 'switch' | 'resend' | 'regenerate',
+): { head: string | null; cause: typeof cause; children?: number } {
+  const children = childCount(state.tree, head)
+  return children > 0 ? { head, cause, children } : { head, cause }
 }
 
 function resend(state: HistoryState, command: Extract<HistoryCommand, { type: 'resend' }>, at: number) {
@@ -223,7 +233,7 @@ function resend(state: HistoryState, command: Extract<HistoryCommand, { type: 'r
   const node = rowNode(state, command.messageId, ['user'])
   const turn = state.folds.transcript.lastTurn + 1
   const events: SessionEvent[] = [
-    { type: 'history/head', data: { head: node.parent, cause: 'resend' } },
+    { type: 'history/head', data: headData(state, node.parent, 'resend') },
     { type: 'turn/start', data: { turn } },
     {
       type: 'user/message',

@@ -282,6 +282,15 @@ export function branchOf(tree: HistoryTree, id: string): { index: number; count:
   return count > 1 ? { index, count } : undefined
 }
 
+/** How many rows hang directly under row `id` (`null`: how many roots there are). */
+export function childCount(tree: HistoryTree, id: string | null): number {
+  const i = id === null ? -1 : indexOf(tree, id)
+  if (i < 0 && id !== null) return 0
+  let count = 0
+  for (const k of tree.columns.children[i + 1]!) if (k < tree.size) count++
+  return count
+}
+
 /** Ids of row `id`'s siblings and itself (the rows under its parent), in creation order. */
 export function siblingIds(tree: HistoryTree, id: string): string[] {
   const i = indexOf(tree, id)

@@ -61,7 +61,15 @@ export const TurnEnd = event('turn/end', z.strictObject({ turn: TurnNumber, reas
 export const HeadCause = z.enum(['rewind', 'switch', 'resend', 'regenerate'])
 export type HeadCause = z.infer<typeof HeadCause>
 /** The head moves to row `head` of this session (`null`: the empty path). Written by history verbs only. */
-export const HistoryHead = event('history/head', z.strictObject({ head: Id.nullable(), cause: HeadCause }))
+export const HistoryHead = event(
+  'history/head',
+  z.strictObject({
+    head: Id.nullable(),
+    cause: HeadCause,
+    /** How many rows already hang under the new head (absent: none); the next row is their sibling. */
+    children: z.number().int().positive().optional(),
+  }),
+)
 /**
  * A `summary` row `messageId` is created under the head and becomes the head; it replaces the
  * active path's rows through `throughId` (`null`: none). Written by `compact` and `fork` only.

@@ -30,7 +30,6 @@ import {
   visibleIds,
 } from '../../src/core/history-tree'
 import { rowIdsCreated } from '../../src/core/ids'
-import { replayTranscript } from '../../src/core/transcript'
 import { isSessionlineError, type SessionlineError } from '../../src/schema/errors'
 import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import type { SessionMessage } from '../../src/schema/messages'
@@ -218,6 +217,7 @@ describe('the history tree against a plain model', () => {
         const world = createWorld()
         const versions: { tree: HistoryTree; visible: string[]; context: string[] }[] = []
         let nextId = 0
+        const known = new Set<string>()
         const fresh = (prefix: string) => `${prefix}${nextId++}`
         const rowAt = (n: number): string =>
           model.rows.length === 0 || n >= 38 ? 'missing' : model.rows[n % model.rows.length]!.id
@@ -436,7 +436,13 @@ describe('the history tree against a plain model', () => {
           expect(nodesOf(replayed)).toEqual(nodesOf(tree))
           expect(headOf(replayed)).toBe(headOf(tree))
           expect(foldEvents(initFolds(), world.log).folds).toEqual(world.state().folds)
-          expect(replayTranscript(world.log)).toEqual([...world.rows.values()].sort((x, y) => x.seq - y.seq))
+          expect(foldEvents(initFolds(), world.log).rows).toEqual(
+            [...world.rows.values()].sort((x, y) => x.seq - y.seq),
+          )
+          // A row is born with its place among the siblings it has at birth (the newest of them).
+          for (const [id, row] of world.rows)
+            if (!known.has(id)) expect(row.branch).toEqual(branchOf(tree, id))
+          for (const id of world.rows.keys()) known.add(id)
 
           // What the engine rewrites between two versions is exactly the difference.
           const previous = versions[versions.length - 1]

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { contextIds, replayTree, visibleIds } from '../../src/core/history-tree'
+import { branchOf, contextIds, replayTree, visibleIds } from '../../src/core/history-tree'
 import { replayTranscript } from '../../src/core/transcript'
 import type { Engine } from '../../src/engine/types'
 import { isSessionlineError } from '../../src/schema/errors'
@@ -112,6 +112,8 @@ describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
         { type: 'turn/end', data: { turn: 4, reason: 'completed' } },
       ])
       expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer', 'u2', 'a4'])
+      // The new answer is born second of two; the old one learns it when shown again.
+      expect((await allRows(engine, 's')).find((r) => r.id === 'a4')!.branch).toEqual({ index: 1, count: 2 })
       expect(ids((await engine.context('s')).rows)).toEqual(['u1', 'u1-answer', 'u2', 'a4'])
 
       // Incremental = replay, and a cold engine on the same database agrees.
@@ -210,6 +212,14 @@ describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
       // The next prompt opens its turn on the rewound head.
       await engine.promote('s', 'settled')
       expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer', 'later'])
+      // A prompt typed after a rewind is the rewound prompt's sibling from its first commit.
+      expect((await allRows(engine, 's')).find((r) => r.id === 'later')!.branch).toEqual({
+        index: 1,
+        count: 2,
+      })
+      await engine.switchBranch('s', 'u2')
+      const rows = await allRows(engine, 's')
+      expect(rows.find((r) => r.id === 'u2')!.branch).toEqual({ index: 0, count: 2 })
     } finally {
       await close()
     }
@@ -404,6 +414,11 @@ test('random verb sequences: stored = replay, and a cold engine agrees', async (
         }
         const expected = await replayed(engine, 's')
         expect(withoutBranch(stored)).toEqual(expected.rows)
+        // Every row on the active path carries its place among its siblings.
+        const tree = replayTree(log)
+        for (const row of stored)
+          if (row.visibility === 'visible')
+            expect(row.branch, `branch of ${row.id}`).toEqual(branchOf(tree, row.id))
         expect(ids((await engine.context('s')).rows)).toEqual(expected.context)
         const cold = await inProcessEngine({ dbName, now: () => 1_000 })
         try {
