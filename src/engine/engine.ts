@@ -20,7 +20,13 @@ import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
-import { CompactRequest, ReorderRequest, ResendRequest, SetDeliveryRequest } from '../schema/history'
+import {
+  CompactRequest,
+  ForkRequest,
+  ReorderRequest,
+  ResendRequest,
+  SetDeliveryRequest,
+} from '../schema/history'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { ProviderConfig } from '../schema/provider'
 import {
@@ -455,6 +461,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     }),
 
     context: guard('context', async (sessionId) => history.context(sessionIdOf(sessionId))),
+
+    fork: guard('fork', async (sessionId, request = {}) => {
+      const id = sessionIdOf(sessionId)
+      const { throughSeq, title, id: forkId } = parseOrThrow(ForkRequest, request, 'fork request')
+      return history.fork(id, { throughSeq, title, id: forkId ?? nanoid() })
+    }),
 
     events: guard('events', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)

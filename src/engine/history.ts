@@ -16,6 +16,8 @@
  *   const history = createHistory({ db, cache, notes, now, interrupt: runner.interrupt })
  *   const { text } = await history.verb(sessionId, async () => ({ type: 'rewind', messageId, row: await rowOf(messageId) }))
  */
+import { initFolds, stampAndFold } from '../core/folds'
+import { forkEvents, forkRowId } from '../core/fork'
 import {
   decideHistory,
   type HistoryAnswers,
@@ -35,11 +37,13 @@ import {
 } from '../core/history-tree'
 import { type MaterializePolicy, materialize } from '../core/materialize'
 import type { Visibility } from '../schema/common'
-import { isSessionlineError } from '../schema/errors'
+import { isSessionlineError, SessionlineError } from '../schema/errors'
+import type { SessionEvent } from '../schema/events'
 import type { ContextAnswer } from '../schema/history'
 import type { SessionMessage } from '../schema/messages'
-import type { SessionlineDb, SessionRow } from '../store/db'
-import { addRows, eventsBetween, getSessionRow, inRead, inWrite } from '../store/transactions'
+import type { SessionInfo } from '../schema/session'
+import { type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
+import { addRows, eventsBetween, getSessionRow, inRead, inWrite, rowsFrom } from '../store/transactions'
 import { currentRows } from './cache/load'
 import type { Notes } from './notes'
 import { notFound, type SessionCache, type Snapshot } from './session-cache'
@@ -217,10 +221,70 @@ export function createHistory({
     })
   }
 
+  /**
+   * A new native session holding the source's visible path through `throughSeq` (all of it by
+   * default), as ordinary turns under new row ids (core/fork). An imported source gives its
+   * visible rows in seq order; a native one its path in context order (its last summary first).
+   */
+  async function fork(
+    sessionId: string,
+    request: { throughSeq?: number; title?: string; id: string },
+  ): Promise<SessionInfo> {
+    const at = now()
+    const snap = await inWrite(db, async () => {
+      const [source, taken] = await Promise.all([getSessionRow(db, sessionId), getSessionRow(db, request.id)])
+      if (!source) throw notFound(sessionId)
+      if (taken) {
+        throw new SessionlineError('conflict', `a session ${JSON.stringify(request.id)} already exists`, {
+          sessionId: request.id,
+        })
+      }
+      let rows: SessionMessage[]
+      if (source.source === 'native') {
+        const tree = await treeOf(source)
+        const stored = await db.messages.bulkGet(contextIds(tree))
+        rows = stored.filter((r): r is SessionMessage => r !== undefined)
+        if (source.lagging) rows = await currentRows(db, source, rows)
+      } else {
+        rows = (await rowsFrom(db, sessionId, 1, undefined, false)).filter((r) => r.visibility === 'visible')
+      }
+      const through = request.throughSeq
+      if (through !== undefined) rows = rows.filter((r) => r.seq <= through)
+      const title = request.title ?? source.title
+      let n = 0
+      const events: SessionEvent[] = [
+        { type: 'session/created', data: { title } },
+        ...forkEvents(rows, () => forkRowId(request.id, n++)),
+      ]
+      const folded = stampAndFold(initFolds(), events, request.id, 1, at)
+      const row: SessionRow = {
+        id: request.id,
+        title,
+        createdAt: at,
+        updatedAt: at,
+        headSeq: events.length,
+        nextInputSeq: 1,
+        source: 'native',
+        rev: 1,
+      }
+      await Promise.all([
+        db.sessions.add(row),
+        db.events.bulkAdd(folded.stored),
+        folded.rows.length > 0 ? addRows(db, folded.rows) : undefined,
+        cache.putFolds(request.id, row.headSeq, folded.folds),
+      ])
+      return { row, folds: folded.folds, pending: [] } satisfies Snapshot
+    })
+    await cache.use(request.id, async (entry) => {
+      if (!entry.snap) cache.setSnapshot(entry, snap)
+    })
+    return sessionInfo(snap.row)
+  }
+
   /** Forgets a session's kept tree (deleted, or rewritten by an import). */
   const forget = (sessionId: string) => {
     trees.delete(sessionId)
   }
 
-  return { verb, context, forget }
+  return { verb, context, fork, forget }
 }

@@ -5,6 +5,7 @@ import type { SessionEvent, StoredEvent } from '../schema/events'
 import type {
   CompactRequest,
   ContextAnswer,
+  ForkRequest,
   ReorderRequest,
   ResendRequest,
   RewindAnswer,
@@ -134,6 +135,12 @@ export interface Engine {
    * `includeInactive`, and the context becomes the summary and what follows. Answers the row.
    */
   compact(sessionId: string, request?: CompactRequest): Promise<SessionMessage>
+  /**
+   * History: a new native session whose history is this session's visible path through
+   * `throughSeq` (default: all of it), under new row ids. Works on imported sessions too: that
+   * is how one is continued. Pending inputs stay with the source.
+   */
+  fork(sessionId: string, request?: ForkRequest): Promise<SessionInfo>
   /** What the model gets at the next step: the path to the head, its last summary first, every tool call answered. */
   context(sessionId: string): Promise<ContextAnswer>
   events(sessionId: string, request?: EventsRequest): Promise<StoredEvent[]>

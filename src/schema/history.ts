@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { Delivery, Id, MAX_INPUT_TEXT, Seq } from './common'
+import { Title } from './events'
 import { MAX_EVENT_TEXT } from './limits'
 import type { SessionMessage } from './messages'
 
@@ -50,3 +51,13 @@ export type ReorderRequest = z.infer<typeof ReorderRequest>
 
 /** `setDelivery(sessionId, inputId, delivery)`: a steer (answered inside the running turn) or queued. */
 export const SetDeliveryRequest = Delivery
+
+/** `fork(sessionId, request)`: how much of the source's visible path, and the new session's title and id. */
+export const ForkRequest = z.strictObject({
+  throughSeq: Seq.optional(),
+  /** Default: the source's title. */
+  title: Title.optional(),
+  /** Default: a new one. */
+  id: Id.optional(),
+})
+export type ForkRequest = z.infer<typeof ForkRequest>

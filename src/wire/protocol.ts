@@ -40,6 +40,7 @@ export const ENGINE_METHODS = [
   'switchBranch',
   'compact',
   'context',
+  'fork',
   'events',
   'page',
   'loadThrough',

@@ -191,6 +191,15 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
     or(fc.record({ throughSeq: fc.integer({ min: 1, max: 9 }), summary: text }, { requiredKeys: [] })),
   ),
   context: fc.tuple(or(sessionId)),
+  fork: fc.tuple(
+    or(sessionId),
+    or(
+      fc.record(
+        { throughSeq: fc.integer({ min: 1, max: 9 }), title: text, id: sessionId },
+        { requiredKeys: [] },
+      ),
+    ),
+  ),
   events: fc.tuple(
     or(sessionId),
     or(fc.record({ afterSeq: fc.nat(5), limit: fc.integer({ min: 1, max: 5 }) }, { requiredKeys: [] })),
@@ -269,7 +278,7 @@ function replayed({ method, args }: Call, value: unknown): Call {
     return { method, args: [args[0], { ...(args[1] as object), id: (value as { id: string }).id }] }
   if (method === 'resend' && !(args[2] as { id?: string }).id)
     return { method, args: [args[0], args[1], { ...(args[2] as object), id: (value as { id: string }).id }] }
-  if (method === 'compact' && !(args[1] as { id?: string } | undefined)?.id)
+  if ((method === 'compact' || method === 'fork') && !(args[1] as { id?: string } | undefined)?.id)
     return { method, args: [args[0], { ...(args[1] as object), id: (value as { id: string }).id }] }
   return { method, args }
 }

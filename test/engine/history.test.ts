@@ -5,6 +5,8 @@
  * from the transcript fold, visibility from the tree), and a cold engine on the same database
  * must read the same rows and context.
  */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { branchOf, contextIds, replayTree, visibleIds } from '../../src/core/history-tree'
@@ -13,6 +15,7 @@ import type { Engine } from '../../src/engine/types'
 import { isSessionlineError } from '../../src/schema/errors'
 import type { SessionEvent } from '../../src/schema/events'
 import type { SessionMessage } from '../../src/schema/messages'
+import { ownFixtures } from '../import/fixture-paths'
 import { engineKinds, inProcessEngine } from '../support/engines'
 import { changeFeed } from '../support/feed'
 
@@ -182,6 +185,96 @@ describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
       } finally {
         await cold.close()
       }
+    } finally {
+      await close()
+    }
+  })
+
+  test('fork copies the visible path into a native session that continues on its own', async () => {
+    const { engine, close } = await makeEngine({ now: () => 1_000 })
+    try {
+      await engine.createSession({ id: 's', title: 'Source' })
+      await exchange(engine, 's', 'u1', 'first', 'one')
+      await exchange(engine, 's', 'u2', 'second', 'two')
+      await engine.rewind('s', 'u2')
+      await engine.admit('s', { id: 'u3', text: 'third', delivery: 'queue' })
+      await engine.promote('s', 'settled')
+      await engine.append('s', [
+        { type: 'step/start', data: { turn: 3, step: 1 } },
+        { type: 'assistant/start', data: { messageId: 'a3', turn: 3, step: 1 } },
+        { type: 'assistant/delta', data: { messageId: 'a3', reasoning: 'hmm', text: 'looking' } },
+        { type: 'tool/call', data: { messageId: 'a3', callId: 'c', name: 'look', input: { at: 1 } } },
+        { type: 'tool/result', data: { callId: 'c', output: 'seen', isError: false } },
+        { type: 'assistant/end', data: { messageId: 'a3', finish: 'tool-calls' } },
+        { type: 'step/end', data: { turn: 3, step: 1 } },
+        { type: 'turn/end', data: { turn: 3, reason: 'completed' } },
+      ])
+      const a1 = (await allRows(engine, 's')).find((r) => r.id === 'u1-answer')!
+      await engine.compact('s', { throughSeq: a1.seq, summary: 'They greeted.' })
+      const sourceLog = await engine.events('s')
+      const sourceContext = (await engine.context('s')).rows
+
+      const forked = await engine.fork('s', { id: 'f' })
+      expect(forked).toMatchObject({ id: 'f', title: 'Source', source: 'native' })
+      const context = (await engine.context('f')).rows
+      const shape = (rows: readonly SessionMessage[]) => rows.map((r) => [r.role, r.parts, r.status])
+      expect(shape(context)).toEqual(shape(sourceContext))
+      expect(context.every((r) => !sourceContext.some((o) => o.id === r.id))).toBe(true)
+      expect((await allRows(engine, 'f')).every((r) => r.visibility === 'visible')).toBe(true)
+      expect(await engine.events('s')).toEqual(sourceLog)
+      // The fork is a session like any other: it takes new prompts and history verbs.
+      await exchange(engine, 'f', 'fu', 'more', 'sure')
+      expect(ids((await engine.context('f')).rows).slice(-2)).toEqual(['fu', 'fu-answer'])
+      await engine.rewind('f', 'fu')
+
+      // Through a seq: the visible rows at or below it.
+      const u3 = (await allRows(engine, 's')).find((r) => r.id === 'u3')!
+      await engine.fork('s', { id: 'g', throughSeq: u3.seq, title: 'Part' })
+      expect((await allRows(engine, 'g')).map((r) => [r.role, r.parts])).toEqual([
+        ['user', [{ type: 'text', text: 'third' }]],
+      ])
+
+      expect(await codeOf(engine.fork('s', { id: 'f' }))).toBe('conflict')
+      expect(await codeOf(engine.fork('missing', { id: 'h' }))).toBe('not_found')
+      expect(await engine.getSession('h')).toBeUndefined()
+    } finally {
+      await close()
+    }
+  })
+
+  test('an imported Pi tree forks into a native session holding its visible rows', async () => {
+    const { engine, close } = await makeEngine({ now: () => 1_000 })
+    try {
+      const text = readFileSync(path.join(ownFixtures, 'pi/tree-v3-branch-compaction.jsonl'), 'utf8')
+      const imported = await engine.importTranscript({ text, name: 'tree.jsonl' })
+      const visible = (await allRows(engine, imported.id)).filter(
+        (r) => r.visibility === 'visible' && r.role !== 'system' && !r.excludedFromContext,
+      )
+      // By hand from the file: the leaf line names d2, so the path is a1 a2 a3 b1 b2 b3 b4 c1 d1 d2;
+      // compaction c1 keeps from b2, so Pi sends c1's summary, b2 (its tool result b3 rides on
+      // it), b4 (a custom message with display false: hidden, so left out here), d1 and d2.
+      // a1-a4, the branch summary b1 and the sibling answer e1 are inactive.
+      expect(visible.map((r) => [r.id, r.role])).toEqual([
+        ['pi:fx-tree-v3/c1', 'summary'],
+        ['pi:fx-tree-v3/b2', 'assistant'],
+        ['pi:fx-tree-v3/d1', 'user'],
+        ['pi:fx-tree-v3/d2', 'assistant'],
+      ])
+      const forked = await engine.fork(imported.id, { id: 'continued' })
+      expect(forked.source).toBe('native')
+      const rows = (await engine.page('continued', { limit: 1000 })).messages
+      const texts = (list: readonly SessionMessage[]) =>
+        list.map((r) => [r.role, r.parts.map((p) => (p.type === 'tool' ? p.callId : p.text)).join('|')])
+      expect(texts(rows)).toEqual(texts(visible))
+      // The fork's context leads with the summary, as Pi's did.
+      expect((await engine.context('continued')).rows.map((r) => r.role)).toEqual([
+        'summary',
+        'assistant',
+        'user',
+        'assistant',
+      ])
+      await exchange(engine, 'continued', 'next', 'go on', 'going')
+      expect(ids((await engine.context('continued')).rows).slice(-2)).toEqual(['next', 'next-answer'])
     } finally {
       await close()
     }
