@@ -407,16 +407,20 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const message = parseOrThrow(Id, messageId, 'message id')
       const parsed = parseOrThrow(ResendRequest, request, 'resend request')
       const input = { id: parsed.id ?? nanoid(), text: parsed.text }
-      return history.verb<'resend'>(id, async () => {
+      const receipt = await history.verb<'resend'>(id, async () => {
         const [stored, owner] = await Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)])
         return { type: 'resend', messageId: message, input, stored, rowOwner: owner }
       })
+      // The turn it opened waits for an answer: a built-in runner takes it (a replay opened none).
+      notifyInput(id)
+      return receipt
     }),
 
     regenerate: guard('regenerate', async (sessionId, messageId) => {
       const id = sessionIdOf(sessionId)
       const message = parseOrThrow(Id, messageId, 'message id')
       await history.verb<'regenerate'>(id, async () => ({ type: 'regenerate', messageId: message }))
+      notifyInput(id)
     }),
 
     switchBranch: guard('switchBranch', async (sessionId, messageId) => {

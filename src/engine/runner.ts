@@ -174,6 +174,11 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         const state = await host.turnState(sessionId)
         if (control.signal.aborted) return
         if (state.openTurn !== null) {
+          // A turn resend or regenerate opened for an answer, and nobody started: ours to run.
+          if (await awaitsAnswer(sessionId)) {
+            await runTurn(driver, state.openTurn, setup, control)
+            continue
+          }
           // We hold the lock and run no turn here, so whoever opened this one is gone.
           await closeOrphanTurn(sessionId, state, 'interrupted')
           continue
@@ -261,6 +266,20 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       driver.paused = true
     }
   }
+  /**
+   * Whether the open turn was opened by a history verb (docs/decisions/0033) and no step of it
+   * ran: the log ends `history/head`, `turn/start` and, for a resend, its prompt.
+   */
+  async function awaitsAnswer(sessionId: string): Promise<boolean> {
+    const session = await engine.getSession(sessionId)
+    if (!session) return false
+    const tail = await engine.events(sessionId, { afterSeq: Math.max(0, session.headSeq - 3), limit: 3 })
+    const at = tail.findLastIndex((e) => e.type === 'history/head')
+    if (at < 0) return false
+    const after = tail.slice(at + 1)
+    return after[0]?.type === 'turn/start' && after.slice(1).every((e) => e.type === 'user/message')
+  }
+
   /**
    * Whether a runner woken by recovery has input to run, read once it holds the lock: some is
    * pending (another runner may have run it all meanwhile), and the session is not paused as the

@@ -1,0 +1,58 @@
+/**
+ * The built-in runner answers the turns resend and regenerate open (docs/decisions/0033), with
+ * the scripted provider on fake-indexeddb: the new prompt, or the prompt again, gets an answer
+ * on its new branch, and the context it was given is the active path only.
+ */
+import { expect, test } from 'vitest'
+import type { ModelProvider } from '../../src/engine/provider'
+import {
+  allEvents,
+  allRows,
+  countOf,
+  expectWellFormed,
+  scripted,
+  startEngine,
+  untilTurnsEnded,
+} from './harness'
+
+test('resend and regenerate are answered by the runner on their new branch', async () => {
+  const seen: string[][] = []
+  const inner = scripted(4)
+  // Records what each step was sent (user texts), then answers as the scripted model does.
+  const provider: ModelProvider = (request) => {
+    seen.push(
+      request.context.flatMap((row) =>
+        row.role === 'user' ? row.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])) : [],
+      ),
+    )
+    return inner(request)
+  }
+  const { engine, sessionId, close } = await startEngine({ provider })
+  try {
+    const first = await engine.admit(sessionId, { text: 'tell me a story', delivery: 'queue' })
+    await untilTurnsEnded(engine, sessionId, 1)
+
+    await engine.resend(sessionId, first.id, { id: 'edited', text: 'tell me a poem' })
+    await untilTurnsEnded(engine, sessionId, 2)
+    let rows = (await allRows(engine, sessionId)).filter((r) => r.visibility === 'visible')
+    expect(rows.map((r) => r.role)).toEqual(['user', 'assistant'])
+    expect(rows[0]!.id).toBe('edited')
+    // The answer was asked for with the edited prompt alone, not the abandoned one.
+    expect(seen.at(-1)).toEqual(['tell me a poem'])
+
+    const answer = rows[1]!
+    await engine.regenerate(sessionId, answer.id)
+    await untilTurnsEnded(engine, sessionId, 3)
+    rows = (await allRows(engine, sessionId)).filter((r) => r.visibility === 'visible')
+    expect(rows.map((r) => r.id)[0]).toBe('edited')
+    expect(rows[1]!.id).not.toBe(answer.id)
+    expect(rows[1]!.branch).toEqual({ index: 1, count: 2 })
+    expect(seen.at(-1)).toEqual(['tell me a poem'])
+
+    const events = await allEvents(engine, sessionId)
+    expect(expectWellFormed(events)).toEqual([])
+    expect(countOf(events, 'history/head')).toBe(2)
+  } finally {
+    await close()
+  }
+})
