@@ -367,6 +367,29 @@ export function contextFor(
   return out
 }
 
+/**
+ * The same context from the visible rows of a native session in seq order (the runner holds
+ * those): the path's last summary moved first, rows not sent left out, tool calls answered. The
+ * visible rows are the path after what its last summary replaced, in path order, so this equals
+ * `contextFor` at the same head.
+ */
+export function contextOfVisible(visible: readonly SessionMessage[]): SessionMessage[] {
+  let summary = -1
+  for (let i = visible.length - 1; i >= 0; i--) {
+    if (visible[i]!.role === 'summary') {
+      summary = i
+      break
+    }
+  }
+  const ordered = summary < 0 ? visible : [visible[summary]!, ...visible.filter((_, i) => i !== summary)]
+  const out: SessionMessage[] = []
+  for (const row of ordered) {
+    if (row.visibility !== 'visible' || row.excludedFromContext) continue
+    out.push(repaired(row))
+  }
+  return out
+}
+
 function repaired(row: SessionMessage): SessionMessage {
   const unanswered = (part: MessagePart) =>
     part.type === 'tool' && (part.state === 'running' || part.state === 'interrupted')

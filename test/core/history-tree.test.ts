@@ -18,6 +18,7 @@ import {
   branchOf,
   contextFor,
   contextIds,
+  contextOfVisible,
   emptyTree,
   evolveTree,
   type HistoryTree,
@@ -424,6 +425,9 @@ describe('the history tree against a plain model', () => {
           for (const id of context) expect(shown.has(id)).toBe(true)
           const sent = contextFor(tree, (id) => world.rows.get(id))
           expect(sent.map((r) => r.id)).toEqual(context)
+          // The runner's way there, from the visible rows in seq order, is the same context.
+          const inSeq = [...world.rows.values()].filter((r) => shown.has(r.id)).sort((x, y) => x.seq - y.seq)
+          expect(contextOfVisible(inSeq)).toEqual(sent)
           for (const row of sent)
             for (const part of row.parts)
               if (part.type === 'tool') expect(part.state === 'done' || part.state === 'error').toBe(true)

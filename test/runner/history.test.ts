@@ -56,3 +56,38 @@ test('resend and regenerate are answered by the runner on their new branch', asy
     await close()
   }
 })
+
+test('after a compaction the runner sends the summary first, then what follows it', async () => {
+  const seen: string[][] = []
+  const inner = scripted(2)
+  const provider: ModelProvider = (request) => {
+    seen.push(
+      request.context.map(
+        (row) => `${row.role}:${row.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')}`,
+      ),
+    )
+    return inner(request)
+  }
+  const { engine, sessionId, close } = await startEngine({ provider })
+  try {
+    const first = await engine.admit(sessionId, { text: 'first question', delivery: 'queue' })
+    await untilTurnsEnded(engine, sessionId, 1)
+    const rows = await allRows(engine, sessionId)
+    // Keep the answer, replace the question.
+    await engine.compact(sessionId, {
+      throughSeq: rows.find((r) => r.id === first.id)!.seq,
+      summary: 'asked a first question',
+    })
+    const context = (await engine.context(sessionId)).rows
+    expect(context.map((r) => r.role)).toEqual(['summary', 'assistant'])
+    await engine.admit(sessionId, { text: 'second question', delivery: 'queue' })
+    await untilTurnsEnded(engine, sessionId, 2)
+    const sent = seen.at(-1)!
+    expect(sent[0]).toBe('summary:asked a first question')
+    expect(sent[1]!.startsWith('assistant:')).toBe(true)
+    expect(sent.at(-1)).toBe('user:second question')
+    expect(sent).toHaveLength(3)
+  } finally {
+    await close()
+  }
+})
