@@ -149,7 +149,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     notes,
     now,
     materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
-    interrupt: (sessionId) => runner.interrupt(sessionId),
+    interrupt: (sessionId) => runner.stopTurn(sessionId),
     onRows: searchIndex.onRows,
   })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).

@@ -32,7 +32,7 @@ const DEFAULT_MAX_STEPS = 24
 const DEFAULT_FLUSH_MS = 50
 
 /** What stopped a turn from outside: the user (`interrupt`) or the engine closing. */
-type StopReason = 'interrupt' | 'close'
+type StopReason = 'interrupt' | 'close' | 'history'
 
 interface SessionDriver {
   readonly sessionId: string
@@ -336,6 +336,16 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       if (provider) await recoverOrphan(sessionId, 'aborted')
     },
 
+    async stopTurn(sessionId) {
+      if (closed) return
+      const driver = drivers.get(sessionId)
+      if (!driver?.turn) return
+      // Paused as a stop pauses: the verb commits before anything else runs; input wakes it.
+      driver.paused = true
+      driver.turn.control.abort('history' satisfies StopReason)
+      await driver.turn.ended
+    },
+
     async recover(sessionId) {
       if (closed) return
       if (!provider) {
@@ -363,5 +373,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 }
 
 function stopReasonOf(control: AbortController): TurnEndReason {
-  return control.signal.reason === 'close' ? 'interrupted' : 'aborted'
+  // A closing engine and a history verb end the turn `interrupted`; a user's stop `aborted`.
+  const reason = control.signal.reason
+  return reason === 'close' || reason === 'history' ? 'interrupted' : 'aborted'
 }

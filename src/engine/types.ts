@@ -204,6 +204,11 @@ export interface Runner {
   configure(request: ConfigureRequest): Promise<void>
   interrupt(sessionId: string): Promise<void>
   /**
+   * Before a history verb (docs/decisions/0033): end the turn this runner drives `interrupted`
+   * and wait for its end; nothing when it drives none (the verb ends a turn it finds open).
+   */
+  stopTurn(sessionId: string): Promise<void>
+  /**
    * Take over from a runner that is gone: close the turn it left open (`turn/end interrupted`) if
    * no live runner owns it, and run the input it had accepted, unless the log's last turn was
    * stopped or failed before any of that input came (a stop or failure pauses a session until new

@@ -1,7 +1,8 @@
 /**
  * The built-in runner answers the turns resend and regenerate open (docs/decisions/0033), with
  * the scripted provider on fake-indexeddb: the new prompt, or the prompt again, gets an answer
- * on its new branch, and the context it was given is the active path only.
+ * on its new branch, and the context it was given is the active path only; a verb while the
+ * runner streams ends that turn `interrupted` first.
  */
 import { expect, test } from 'vitest'
 import type { ModelProvider } from '../../src/engine/provider'
@@ -10,8 +11,10 @@ import {
   allRows,
   countOf,
   expectWellFormed,
+  holdingProvider,
   scripted,
   startEngine,
+  untilEvent,
   untilTurnsEnded,
 } from './harness'
 
@@ -87,6 +90,27 @@ test('after a compaction the runner sends the summary first, then what follows i
     expect(sent[1]!.startsWith('assistant:')).toBe(true)
     expect(sent.at(-1)).toBe('user:second question')
     expect(sent).toHaveLength(3)
+  } finally {
+    await close()
+  }
+})
+
+test('a rewind while the runner streams ends that turn interrupted; queued input stays pending', async () => {
+  const { engine, sessionId, close } = await startEngine({
+    provider: holdingProvider(scripted(3), ['still ', 'thinking']),
+  })
+  try {
+    const first = await engine.admit(sessionId, { text: 'think hard', delivery: 'queue' })
+    await untilEvent(engine, sessionId, 'assistant/delta')
+    await engine.admit(sessionId, { id: 'later', text: 'and then this', delivery: 'queue' })
+    expect(await engine.rewind(sessionId, first.id)).toEqual({ text: 'think hard' })
+    const events = await allEvents(engine, sessionId)
+    const ends = events.filter((e) => e.type === 'turn/end')
+    expect(ends.map((e) => e.data)).toEqual([{ turn: 1, reason: 'interrupted' }])
+    expect(events.at(-1)!.type).toBe('history/head')
+    expect(expectWellFormed(events)).toEqual([])
+    expect((await engine.pending(sessionId)).map((r) => r.id)).toEqual(['later'])
+    expect((await allRows(engine, sessionId)).filter((r) => r.visibility === 'visible')).toEqual([])
   } finally {
     await close()
   }
