@@ -371,11 +371,12 @@ export function contextFor(
  * The same context from the visible rows of a native session in seq order (the runner holds
  * those): the path's last summary moved first, rows not sent left out, tool calls answered. The
  * visible rows are the path after what its last summary replaced, in path order, so this equals
- * `contextFor` at the same head.
+ * `contextFor` at the same head. `summaryFirst: false` keeps seq order: an imported session's
+ * visible rows are already in the order its tool sends them.
  */
-export function contextOfVisible(visible: readonly SessionMessage[]): SessionMessage[] {
+export function contextOfVisible(visible: readonly SessionMessage[], summaryFirst = true): SessionMessage[] {
   let summary = -1
-  for (let i = visible.length - 1; i >= 0; i--) {
+  for (let i = summaryFirst ? visible.length - 1 : -1; i >= 0; i--) {
     if (visible[i]!.role === 'summary') {
       summary = i
       break

@@ -29,6 +29,7 @@ import {
   branchOf,
   contextFor,
   contextIds,
+  contextOfVisible,
   emptyTree,
   evolveTree,
   type HistoryTree,
@@ -211,6 +212,10 @@ export function createHistory({
     return inRead(db, async () => {
       const row = await getSessionRow(db, sessionId)
       if (!row) throw notFound(sessionId)
+      if (row.source !== 'native') {
+        // An import derived its visibility from its own tree (DESIGN.md §8), without a log.
+        return { rows: contextOfVisible(await rowsFrom(db, sessionId, 1, undefined, false), false) }
+      }
       const tree = await treeOf(row)
       const ids = contextIds(tree)
       const stored = (await db.messages.bulkGet(ids)).filter((r): r is SessionMessage => r !== undefined)
