@@ -15,9 +15,12 @@ import type { Projection } from './projection'
 export interface BranchingState {
   /** Rows under the head when it moved there; 0 once a row was created below it. */
   readonly under: number
+  /** The history ever moved or was compacted: readers of the outline look at the tree. */
+  readonly branched?: true
 }
 
 const NONE: BranchingState = { under: 0 }
+const BRANCHED: BranchingState = { under: 0, branched: true }
 
 /** Whether `event` creates a transcript row (and so lands under the head). */
 export const createsRow = (event: StoredEvent): boolean =>
@@ -28,11 +31,12 @@ export const branching: Projection<BranchingState, BranchingState> = {
   version: 1,
   init: () => NONE,
   apply(state, event) {
-    if (event.type === 'history/head') {
-      const under = event.data.children ?? 0
-      return under === state.under ? state : under === 0 ? NONE : { under }
+    if (event.type === 'history/head' || event.type === 'history/compact') {
+      const under = event.type === 'history/head' ? (event.data.children ?? 0) : 0
+      if (state.branched && under === state.under) return state
+      return under === 0 ? BRANCHED : { under, branched: true }
     }
-    return state.under !== 0 && createsRow(event) ? NONE : state
+    return state.under !== 0 && createsRow(event) ? (state.branched ? BRANCHED : NONE) : state
   },
   view: (state) => state,
 }

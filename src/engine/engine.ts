@@ -571,7 +571,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         await loadCurrent(entry)
         const snap = entry.snap!
         if (which === 'pending') return snap.pending as ProjectionViews[N]
-        if (which === 'turnOutline') return (await outline.whole(entry.id, snap)) as ProjectionViews[N]
+        if (which === 'turnOutline') {
+          const whole = await outline.whole(entry.id, snap)
+          // A branched session's rail follows the head (docs/decisions/0033).
+          return (
+            snap.folds.branching.branched
+              ? await history.markOutline(entry.id, whole, snap.folds.transcript.openTurn)
+              : whole
+          ) as ProjectionViews[N]
+        }
         return viewsOf(entry).usage.getView() as ProjectionViews[N]
       })
     }) as Engine['projection'],
@@ -587,7 +595,10 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           range,
           DEFAULT_OUTLINE_SLICE,
         )
-        return outline.slice(entry.id, snap, start, end)
+        const slice = await outline.slice(entry.id, snap, start, end)
+        if (!snap.folds.branching.branched) return slice
+        const entries = await history.markOutline(entry.id, slice.entries, snap.folds.transcript.openTurn)
+        return { ...slice, entries }
       })
     }),
 

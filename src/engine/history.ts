@@ -33,8 +33,10 @@ import {
   emptyTree,
   evolveTree,
   type HistoryTree,
+  nodeOf,
   siblingIds,
   visibilityChanges,
+  visibleIds,
 } from '../core/history-tree'
 import { type MaterializePolicy, materialize } from '../core/materialize'
 import type { Visibility } from '../schema/common'
@@ -42,7 +44,7 @@ import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { SessionEvent } from '../schema/events'
 import type { ContextAnswer } from '../schema/history'
 import type { SessionMessage } from '../schema/messages'
-import type { SessionInfo } from '../schema/session'
+import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
 import { type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
 import { addRows, eventsBetween, getSessionRow, inRead, inWrite, rowsFrom } from '../store/transactions'
 import { currentRows } from './cache/load'
@@ -227,6 +229,33 @@ export function createHistory({
   }
 
   /**
+   * Outline entries as the rail shows them: a turn none of whose rows is on the active path (and
+   * that is not the open one) is marked `inactive`, as an import marks its superseded turns.
+   * Positions stay as stored, so slices keep their meaning.
+   */
+  async function markOutline(
+    sessionId: string,
+    entries: readonly TurnOutlineEntry[],
+    openTurn: number | null,
+  ): Promise<TurnOutlineEntry[]> {
+    const tree = await inRead(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      return treeOf(row)
+    })
+    const active = new Set<number>()
+    for (const id of visibleIds(tree)) active.add(nodeOf(tree, id)!.turn)
+    return entries.map((entry) => {
+      const shown = active.has(entry.turn) || entry.turn === openTurn
+      if (shown)
+        return entry.visibility === undefined
+          ? entry
+          : { turn: entry.turn, seq: entry.seq, prompt: entry.prompt, response: entry.response }
+      return entry.visibility === 'inactive' ? entry : { ...entry, visibility: 'inactive' }
+    })
+  }
+
+  /**
    * A new native session holding the source's visible path through `throughSeq` (all of it by
    * default), as ordinary turns under new row ids (core/fork). An imported source gives its
    * visible rows in seq order; a native one its path in context order (its last summary first).
@@ -291,5 +320,5 @@ export function createHistory({
     trees.delete(sessionId)
   }
 
-  return { verb, context, fork, forget }
+  return { verb, context, fork, markOutline, forget }
 }

@@ -87,6 +87,13 @@ describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
         ['u2-answer', 'inactive'],
       ])
       expect(ids((await engine.context('s')).rows)).toEqual(['u1', 'u1-answer'])
+      // The rail follows the head: turn 2 is off the active path.
+      const marks = async () =>
+        (await engine.outline('s')).entries.map((e) => [e.turn, e.visibility ?? 'visible'])
+      expect(await marks()).toEqual([
+        [1, 'visible'],
+        [2, 'inactive'],
+      ])
 
       // Resend the first prompt: a sibling of it, in a turn of its own that the host answers.
       const receipt = await engine.resend('s', 'u1', { text: 'first, edited', id: 'u1b' })
@@ -100,6 +107,16 @@ describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
         { type: 'turn/end', data: { turn: 3, reason: 'completed' } },
       ])
       expect(await shown(engine, 's')).toEqual(['u1b', 'a3'])
+      expect(await marks()).toEqual([
+        [1, 'inactive'],
+        [2, 'inactive'],
+        [3, 'visible'],
+      ])
+      expect((await engine.projection('s', 'turnOutline')).map((e) => e.visibility ?? 'visible')).toEqual([
+        'inactive',
+        'inactive',
+        'visible',
+      ])
       const rows = await allRows(engine, 's')
       expect(rows.find((r) => r.id === 'u1')!.branch).toEqual({ index: 0, count: 2 })
       expect(rows.find((r) => r.id === 'u1b')!.branch).toEqual({ index: 1, count: 2 })
@@ -107,6 +124,11 @@ describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
       // Switch back: the newest path through u1 is the one that ends at u2's answer.
       await engine.switchBranch('s', 'u1')
       expect(await shown(engine, 's')).toEqual(['u1', 'u1-answer', 'u2', 'u2-answer'])
+      expect(await marks()).toEqual([
+        [1, 'visible'],
+        [2, 'visible'],
+        [3, 'inactive'],
+      ])
 
       // Regenerate u2's answer: a turn opens under u2 for the host to answer.
       await engine.regenerate('s', 'u2-answer')
@@ -517,10 +539,19 @@ test('random verb sequences: stored = replay, and a cold engine agrees', async (
           if (row.visibility === 'visible')
             expect(row.branch, `branch of ${row.id}`).toEqual(branchOf(tree, row.id))
         expect(ids((await engine.context('s')).rows)).toEqual(expected.context)
+        // The rail: a turn is shown when a row of it is on the active path, or it is running.
+        const activeTurns = new Set(stored.filter((r) => r.visibility === 'visible').map((r) => r.turn))
+        const running = await openTurn()
+        const outline = (await engine.outline('s', { start: 0, end: 1000 })).entries
+        for (const entry of outline)
+          expect(entry.visibility ?? 'visible', `turn ${entry.turn}`).toBe(
+            activeTurns.has(entry.turn) || entry.turn === running ? 'visible' : 'inactive',
+          )
         const cold = await inProcessEngine({ dbName, now: () => 1_000 })
         try {
           expect(await allRows(cold.engine, 's')).toEqual(stored)
           expect(await cold.engine.context('s')).toEqual(await engine.context('s'))
+          expect((await cold.engine.outline('s', { start: 0, end: 1000 })).entries).toEqual(outline)
         } finally {
           await cold.close()
         }
