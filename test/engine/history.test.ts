@@ -433,7 +433,7 @@ test('random verb sequences: stored = replay, and a cold engine agrees', async (
   type Act =
     | { type: 'exchange'; open: boolean }
     | { type: 'rewind' | 'regenerate' | 'switchBranch' | 'resend' | 'compact'; pick: number }
-  const act = fc.oneof(
+  const act: fc.Arbitrary<Act> = fc.oneof(
     fc.record({ type: fc.constant('exchange' as const), open: fc.boolean() }),
     fc.record({
       type: fc.constantFrom(
