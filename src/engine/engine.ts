@@ -419,14 +419,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     regenerate: guard('regenerate', async (sessionId, messageId) => {
       const id = sessionIdOf(sessionId)
       const message = parseOrThrow(Id, messageId, 'message id')
-      await history.verb<'regenerate'>(id, async () => ({ type: 'regenerate', messageId: message }))
+      await history.verb<'regenerate'>(id, () => ({ type: 'regenerate', messageId: message }))
       notifyInput(id)
     }),
 
     switchBranch: guard('switchBranch', async (sessionId, messageId) => {
       const id = sessionIdOf(sessionId)
       const message = parseOrThrow(Id, messageId, 'message id')
-      await history.verb<'switchBranch'>(id, async () => ({ type: 'switchBranch', messageId: message }))
+      await history.verb<'switchBranch'>(id, () => ({ type: 'switchBranch', messageId: message }))
     }),
 
     compact: guard('compact', async (sessionId, request = {}) => {

@@ -114,11 +114,12 @@ export function createHistory({
 
   /**
    * Runs one history verb: `command` builds it from the state and the facts it reads inside the
-   * transaction. A running turn of the built-in runner is stopped first.
+   * transaction. A running turn of the built-in runner is stopped first. `command` answers at
+   * once when it needs no facts; when it reads them, only through IndexedDB requests.
    */
   function verb<K extends HistoryCommand['type']>(
     sessionId: string,
-    command: (state: HistoryState) => Promise<HistoryCommandOf<K>>,
+    command: (state: HistoryState) => HistoryCommandOf<K> | Promise<HistoryCommandOf<K>>,
   ): Promise<HistoryAnswers[K]> {
     return cache.use(sessionId, async (entry) => {
       await cache.load(entry)
@@ -141,7 +142,12 @@ export function createHistory({
           pending: base.pending,
           tree,
         }
-        const decision = decideHistory(state, await command(state), at)
+        // Awaited only when it reads facts: awaiting a promise that no IndexedDB request settles
+        // leaves Dexie's transaction zone, and the writes after it would run outside the
+        // transaction (the racing-verbs property caught two commits on one seq that way).
+        // (A thenable check: inside the zone, `Promise` is Dexie's, not the async function's.)
+        const made = command(state)
+        const decision = decideHistory(state, 'then' in made ? await made : made, at)
         if (isSessionlineError(decision)) throw decision
         const next = decision.next
         if (!next) return { answer: decision.answer }

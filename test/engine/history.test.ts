@@ -562,3 +562,98 @@ test('random verb sequences: stored = replay, and a cold engine agrees', async (
     { seed: 2033, numRuns: 25 },
   )
 }, 120_000)
+
+/**
+ * Verbs issued together with other writes, not awaited one by one: on one engine (the verb's
+ * transaction beside the write path's batches) and on two engines sharing the database. Each
+ * call either commits or is refused with a typed error; afterwards the stored rows equal a replay
+ * of the log, and both engines and a cold one read the same rows and context.
+ */
+test('verbs racing appends and each other, on one engine and on two', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.tuple(
+          fc.constantFrom('rewind', 'switch', 'regenerate', 'prompt', 'stream'),
+          fc.nat(20),
+          fc.boolean(),
+        ),
+        {
+          minLength: 2,
+          maxLength: 8,
+        },
+      ),
+      async (calls) => {
+        const a = await inProcessEngine({ now: () => 1_000 })
+        const b = await inProcessEngine({ dbName: a.dbName, now: () => 1_000 })
+        try {
+          await a.engine.createSession({ id: 's' })
+          await exchange(a.engine, 's', 'u0', 'first', 'one')
+          await exchange(a.engine, 's', 'u1', 'second', 'two')
+          let n = 0
+          const rows = await allRows(a.engine, 's')
+          const settle = async (run: () => Promise<unknown>) => {
+            try {
+              await run()
+            } catch (error) {
+              if (!isSessionlineError(error)) throw error
+            }
+          }
+          await Promise.all(
+            calls.map(([kind, pick, onB]) => {
+              const engine = onB ? b.engine : a.engine
+              const target = rows[pick % rows.length]!.id
+              const id = `x${n++}`
+              switch (kind) {
+                case 'rewind':
+                  return settle(() => engine.rewind('s', target))
+                case 'switch':
+                  return settle(() => engine.switchBranch('s', target))
+                case 'regenerate':
+                  return settle(() => engine.regenerate('s', target))
+                case 'prompt':
+                  return settle(async () => {
+                    await engine.admit('s', { id, text: `prompt ${id}`, delivery: 'queue' })
+                    await engine.promote('s', 'settled')
+                  })
+                default:
+                  // A host streaming into whatever turn is open when it looks.
+                  return settle(async () => {
+                    const log = await engine.events('s')
+                    const open = log.filter((e) => e.type === 'turn/start').at(-1)
+                    const ended = log.some(
+                      (e) =>
+                        e.type === 'turn/end' &&
+                        e.data.turn === (open?.data as { turn: number } | undefined)?.turn,
+                    )
+                    if (!open || ended) return
+                    const turn = (open.data as { turn: number }).turn
+                    const step = log.filter((e) => e.type === 'step/start' && e.data.turn === turn).length + 1
+                    await engine.append('s', answer(turn, step, id, `streamed ${id}`))
+                  })
+              }
+            }),
+          )
+          const log = await a.engine.events('s')
+          expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1))
+          const expected = await replayed(a.engine, 's')
+          const stored = await allRows(a.engine, 's')
+          expect(withoutBranch(stored)).toEqual(expected.rows)
+          expect(await allRows(b.engine, 's')).toEqual(stored)
+          expect(ids((await b.engine.context('s')).rows)).toEqual(expected.context)
+          const cold = await inProcessEngine({ dbName: a.dbName, now: () => 1_000 })
+          try {
+            expect(await allRows(cold.engine, 's')).toEqual(stored)
+            expect(await cold.engine.context('s')).toEqual(await a.engine.context('s'))
+          } finally {
+            await cold.close()
+          }
+        } finally {
+          await b.close()
+          await a.close()
+        }
+      },
+    ),
+    { seed: 4033, numRuns: 20 },
+  )
+}, 120_000)
