@@ -96,20 +96,24 @@ export function createHistory({
 }: HistoryDeps) {
   const trees = new Map<string, KeptTree>()
 
-  /** Inside a transaction: the session's tree at the head its row names. */
-  async function treeOf(row: SessionRow): Promise<HistoryTree> {
+  /**
+   * Inside a transaction: the session's tree at the head its row names. Not an async function:
+   * when the kept tree is current it answers with the zone's own promise, since awaiting one
+   * that no IndexedDB request settles would leave the transaction (see `verb`).
+   */
+  function treeOf(row: SessionRow): Promise<HistoryTree> {
     const kept = trees.get(row.id)
     const from =
       kept && kept.createdAt === row.createdAt && kept.headSeq <= row.headSeq
         ? kept
         : { headSeq: 0, createdAt: row.createdAt, tree: emptyTree() }
-    let tree = from.tree
-    if (from.headSeq < row.headSeq) {
-      for (const event of await eventsBetween(db, row.id, from.headSeq, row.headSeq))
-        tree = evolveTree(tree, event)
+    if (from.headSeq >= row.headSeq) return Promise.resolve(from.tree)
+    return eventsBetween(db, row.id, from.headSeq, row.headSeq).then((events) => {
+      let tree = from.tree
+      for (const event of events) tree = evolveTree(tree, event)
       trees.set(row.id, { headSeq: row.headSeq, createdAt: row.createdAt, tree })
-    }
-    return tree
+      return tree
+    })
   }
 
   /**
