@@ -46,7 +46,15 @@ import type { ContextAnswer } from '../schema/history'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
 import { type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
-import { addRows, eventsBetween, getSessionRow, inRead, inWrite, rowsFrom } from '../store/transactions'
+import {
+  addRows,
+  assertInTransaction,
+  eventsBetween,
+  getSessionRow,
+  inRead,
+  inWrite,
+  rowsFrom,
+} from '../store/transactions'
 import { currentRows } from './cache/load'
 import type { Notes } from './notes'
 import { notFound, type SessionCache, type Snapshot } from './session-cache'
@@ -191,6 +199,7 @@ export function createHistory({
         else delete nextRow.lagging
         const fresh = written.filter((r) => created.has(r.id))
         const changed = [...written.filter((r) => !created.has(r.id)), ...rewritten]
+        assertInTransaction(`history verb ${decision.events.at(-1)?.type ?? ''}`)
         await Promise.all([
           db.sessions.put(nextRow),
           db.events.bulkAdd(decision.events),
@@ -311,6 +320,7 @@ export function createHistory({
         source: 'native',
         rev: 1,
       }
+      assertInTransaction('fork')
       await Promise.all([
         db.sessions.add(row),
         db.events.bulkAdd(folded.stored),

@@ -14,6 +14,16 @@ import type { SessionMessage } from '../schema/messages'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
 import { chunkNamesOf, decodeStates, encodeState, listChunkName } from './projection-state'
 
+/**
+ * Throws `internal` unless the caller still runs inside the transaction it opened: awaiting a
+ * promise no IndexedDB request settles can leave Dexie's zone, and the writes after it would
+ * then commit on their own, outside it. A writer calls this before its writes.
+ */
+export function assertInTransaction(operation: string): void {
+  if (!Dexie.currentTransaction)
+    throw new SessionlineError('internal', `${operation}: left its transaction before writing`)
+}
+
 /** Runs `scope` in one readwrite transaction over every table; it commits when `scope` settles. */
 export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
   return db.transaction('rw', [db.sessions, db.events, db.inputs, db.messages, db.projections], scope)
