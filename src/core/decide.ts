@@ -33,6 +33,7 @@ import type { PromoteMode } from '../schema/requests'
 import type { SessionSource } from '../schema/session'
 import { type Folds, stampAndFold } from './folds'
 import { duplicateIdError, type IdOwner, idTaken, rowIdsClash, rowIdsCreated } from './ids'
+import { decideReorder, decideSetDelivery } from './inbox-order'
 import { selectForPromotion } from './pending'
 
 /** What the rules know of a session: its counters, its folds and its pending receipts. */
@@ -65,6 +66,15 @@ export type Command =
   | { type: 'edit'; inputId: string; text: string; stored: InputReceipt | undefined }
   | { type: 'promote'; mode: PromoteMode }
   | {
+      type: 'reorder'
+      inputId: string
+      before: string | null
+      stored: InputReceipt | undefined
+      /** The receipt stored under `before`, when it is an id. */
+      storedBefore: InputReceipt | undefined
+    }
+  | { type: 'setDelivery'; inputId: string; delivery: Delivery; stored: InputReceipt | undefined }
+  | {
       type: 'append'
       events: readonly SessionEvent[]
       /** Owners of `rowIdsCreated(events)`, position by position (undefined: free). */
@@ -87,6 +97,8 @@ export interface Answers {
   append: { headSeq: number }
   /** `tool`: the name of the answered call's tool, for a remembered approval. */
   respond: { headSeq: number; tool: string }
+  reorder: InputReceipt
+  setDelivery: InputReceipt
 }
 
 export type CommandOf<K extends Command['type']> = Extract<Command, { type: K }>
@@ -155,7 +167,17 @@ function decideOrThrow(state: SessionState, command: Command, at: number): Decis
       return append(state, command, at)
     case 'respond':
       return respond(state, command, at)
+    // Inbox order and delivery (docs/decisions/0033): ./inbox-order.
+    case 'reorder':
+      return orThrow(decideReorder(state, command, at))
+    case 'setDelivery':
+      return orThrow(decideSetDelivery(state, command, at))
   }
+}
+
+function orThrow<T>(decided: Decision<T> | SessionlineError): Decision<T> {
+  if (decided instanceof SessionlineError) throw decided
+  return decided
 }
 
 function respond(
@@ -354,6 +376,15 @@ function append(
   command: CommandOf<'append'>,
   at: number,
 ): Decision<{ headSeq: number }> {
+  // The head and compaction are the history verbs' to write: they check the tree, append cannot.
+  const index = command.events.findIndex((e) => e.type === 'history/head' || e.type === 'history/compact')
+  if (index >= 0) {
+    throw new SessionlineError(
+      'invalid_input',
+      `events[${index}] (${command.events[index]!.type}) is written by the history verbs, not by append`,
+      { index, type: command.events[index]!.type },
+    )
+  }
   // The log's grammar first (invalid_state), then who owns the ids (conflict).
   const decision = appendEvents(state, command.events, at)
   const clash = rowIdsClash(decision.createdRowIds, command.owners)

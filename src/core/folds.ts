@@ -7,6 +7,7 @@
 import { SessionlineError } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type { SessionMessage } from '../schema/messages'
+import { type BranchingState, branching, createsRow } from './branching'
 import type { Projection } from './projection'
 import {
   checkEvent,
@@ -22,6 +23,7 @@ export interface Folds {
   transcript: TranscriptState
   turnOutline: OutlineState
   usage: UsageState
+  branching: BranchingState
 }
 export type FoldName = keyof Folds
 
@@ -30,6 +32,7 @@ export const CACHED_FOLDS: { [K in FoldName]: Projection<Folds[K], unknown> } = 
   transcript,
   turnOutline,
   usage,
+  branching,
 }
 export const FOLD_NAMES = Object.keys(CACHED_FOLDS) as FoldName[]
 
@@ -37,6 +40,7 @@ export const initFolds = (): Folds => ({
   transcript: transcript.init(),
   turnOutline: turnOutline.init(),
   usage: usage.init(),
+  branching: branching.init(),
 })
 
 export interface Folded {
@@ -53,6 +57,7 @@ export interface Folded {
  */
 function createFolder(folds: Folds) {
   let u = folds.usage
+  let b = folds.branching
   const rows = new Map<string, SessionMessage>()
   const replay = createTranscriptReplay(folds.transcript, (row) => rows.set(row.id, row))
   const outline = createOutlineReplay(folds.turnOutline)
@@ -62,13 +67,22 @@ function createFolder(folds: Folds) {
       replay.add(event)
       outline.add(event)
       u = usage.apply(u, event)
+      if (b.under !== 0 && createsRow(event)) {
+        // The row was made by this folder's replay a moment ago: nobody holds it yet.
+        const id =
+          event.type === 'user/message' ? event.data.inputId : (event.data as { messageId: string }).messageId
+        const row = rows.get(id)
+        if (row !== undefined && row.seq === event.seq) row.branch = { index: b.under, count: b.under + 1 }
+      }
+      b = branching.apply(b, event)
     },
     result(): Folded {
       const t = replay.state()
       const o = outline.state()
-      const unchanged = t === folds.transcript && o === folds.turnOutline && u === folds.usage
+      const unchanged =
+        t === folds.transcript && o === folds.turnOutline && u === folds.usage && b === folds.branching
       return {
-        folds: unchanged ? folds : { transcript: t, turnOutline: o, usage: u },
+        folds: unchanged ? folds : { transcript: t, turnOutline: o, usage: u, branching: b },
         rows: [...rows.values()].sort((a, b) => a.seq - b.seq),
       }
     },

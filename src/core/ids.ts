@@ -26,7 +26,7 @@ export function rowIdsCreated(events: readonly SessionEvent[]): string[] {
   const ids: string[] = []
   for (const e of events) {
     if (e.type === 'user/message') ids.push(e.data.inputId)
-    else if (e.type === 'assistant/start') ids.push(e.data.messageId)
+    else if (e.type === 'assistant/start' || e.type === 'history/compact') ids.push(e.data.messageId)
   }
   return ids
 }

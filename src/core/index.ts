@@ -1,4 +1,5 @@
 // The pure domain core: folds over the event log, their live gate, and inbox rules.
+export * from './history-tree'
 export * from './live-projection'
 export * from './pending'
 export * from './projection'

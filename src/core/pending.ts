@@ -5,9 +5,11 @@
 import type { InputReceipt } from '../schema/inputs'
 import type { PromoteMode } from '../schema/requests'
 
-const byAdmission = (a: InputReceipt, b: InputReceipt) => a.seq - b.seq
+/** Inbox order: a reordered receipt's rank, else its admission seq; ties by admission. */
+export const placeOf = (receipt: InputReceipt): number => receipt.rank ?? receipt.seq
+const byAdmission = (a: InputReceipt, b: InputReceipt) => placeOf(a) - placeOf(b) || a.seq - b.seq
 
-/** Pending receipts in admission order (the `pending` projection's view). */
+/** Pending receipts in inbox order: admission order unless `reorder` moved some (the `pending` projection's view). */
 export function pendingView(receipts: Iterable<InputReceipt>): InputReceipt[] {
   return [...receipts].filter((receipt) => receipt.status === 'pending').sort(byAdmission)
 }

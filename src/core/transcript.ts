@@ -158,6 +158,11 @@ export function checkEvent(state: TranscriptState, event: SessionEvent): string 
       if (event.data.turn !== state.openTurn)
         return `turn/end ${event.data.turn}: the open turn is ${state.openTurn}`
       return undefined
+    // History moves between turns only (docs/decisions/0033); whether the rows it names exist
+    // is the tree's rule (core/history-tree), which knows every row.
+    case 'history/head':
+    case 'history/compact':
+      return state.openTurn !== null ? `${event.type} while turn ${state.openTurn} is open` : undefined
   }
 }
 
@@ -229,7 +234,29 @@ export function applyTranscript(state: TranscriptState, event: StoredEvent): Tra
       const { lastTurn, lastStep } = next.state
       return { state: withTurns(next.state, lastTurn, null, null, lastStep), changed: next.changed }
     }
+    case 'history/head':
+      // Which rows are visible follows the head; the engine rewrites them from the tree.
+      return { state, changed: [] }
+    case 'history/compact':
+      return { state, changed: [summaryRow(state, event)] }
   }
+}
+
+function summaryRow(state: TranscriptState, event: StoredEventOf<'history/compact'>): SessionMessage {
+  const row: SessionMessage = {
+    id: event.data.messageId,
+    sessionId: event.sessionId,
+    seq: event.seq,
+    role: 'summary',
+    turn: state.lastTurn,
+    parts: [{ type: 'text', text: event.data.text }],
+    status: 'complete',
+    visibility: 'visible',
+    createdAt: event.at,
+    updatedAt: event.at,
+  }
+  if (event.data.usage !== undefined) row.usage = event.data.usage
+  return row
 }
 
 function userRow(state: TranscriptState, event: StoredEventOf<'user/message'>): SessionMessage {
@@ -364,6 +391,7 @@ export function revisedRow(
   if (row.delivery !== undefined) out.delivery = row.delivery
   if (row.command !== undefined) out.command = row.command
   if (row.excludedFromContext !== undefined) out.excludedFromContext = row.excludedFromContext
+  if (row.branch !== undefined) out.branch = row.branch
   return out
 }
 

@@ -19,7 +19,9 @@ export const usage: Projection<UsageState, UsageTotals> = {
   version: 1,
   init: () => ({ input: 0, output: 0, calls: 0 }),
   apply(state, event: StoredEvent) {
-    if (event.type !== 'step/end' || event.data.usage === undefined) return state
+    // A summary the provider wrote was a model call too (docs/decisions/0033).
+    if ((event.type !== 'step/end' && event.type !== 'history/compact') || event.data.usage === undefined)
+      return state
     const { input, output } = event.data.usage
     return { input: state.input + input, output: state.output + output, calls: state.calls + 1 }
   },

@@ -14,6 +14,7 @@
 import { nanoid } from 'nanoid'
 import { z } from 'zod'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
+import { compactableIds, headOf, nodeOf } from '../core/history-tree'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import { ApprovalAnswer, RevokeToolApproval } from '../schema/approvals'
@@ -21,6 +22,13 @@ import { AttachmentId, type AttachmentLimits } from '../schema/attachments'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
+import {
+  CompactRequest,
+  ForkRequest,
+  ReorderRequest,
+  ResendRequest,
+  SetDeliveryRequest,
+} from '../schema/history'
 import { ImportRequest } from '../schema/import'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import { ExportRequest } from '../schema/portability'
@@ -59,6 +67,7 @@ import { DEFAULT_ATTACHMENT_LIMITS, prepareAttachments } from './attachments'
 import { createBatcher, type Scheduler } from './batch'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
+import { createHistory } from './history'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes, isStopNote } from './notes'
 import type { ModelProvider, Tools } from './provider'
@@ -191,6 +200,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     onRows: searchIndex.onRows,
     materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
   })
+  const history = createHistory({
+    db,
+    cache,
+    notes,
+    now,
+    materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
+    interrupt: (sessionId) => runner.stopTurn(sessionId),
+    onRows: searchIndex.onRows,
+  })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
   connection.onLost((error, reason) => {
     for (const entry of [...entries.values()]) {
@@ -290,6 +308,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         await deleteSessionData(db, id)
       })
       notes.post({ sessionId: id, rev: Number.MAX_SAFE_INTEGER, deleted: true })
+      history.forget(id)
       const entry = entries.get(id)
       if (entry) removeEntry(entry)
       await searchIndex.forget(id)
@@ -361,6 +380,42 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       return db.transaction('r', [db.attachments], () => readAttachment(db, key))
     }),
 
+    reorder: guard('reorder', async (sessionId, inputId, request) => {
+      const id = sessionIdOf(sessionId)
+      const input = parseOrThrow(Id, inputId, 'input id')
+      const { before } = parseOrThrow(ReorderRequest, request, 'reorder request')
+      const { answer } = await write<'reorder', (InputReceipt | undefined)[]>(id, {
+        scope: 'inbox',
+        keys: before === null ? [input] : [input, before],
+        readFacts: () =>
+          Promise.all([getReceipt(db, input), before === null ? undefined : getReceipt(db, before)]),
+        command: ([stored, storedBefore]) => ({
+          type: 'reorder',
+          inputId: input,
+          before,
+          stored,
+          storedBefore,
+        }),
+      })
+      return answer
+    }),
+
+    setDelivery: guard('setDelivery', async (sessionId, inputId, delivery) => {
+      const id = sessionIdOf(sessionId)
+      const input = parseOrThrow(Id, inputId, 'input id')
+      const how = parseOrThrow(SetDeliveryRequest, delivery, 'delivery')
+      const { answer, wrote } = await write<'setDelivery', InputReceipt | undefined>(id, {
+        scope: 'inbox',
+        keys: [input],
+        readFacts: () => getReceipt(db, input),
+        command: (stored) => ({ type: 'setDelivery', inputId: input, delivery: how, stored }),
+        expect: (cached) => expectPending(cached, input),
+      })
+      // A queued input turned steer may be taken into the running turn: the runner looks again.
+      if (wrote) notifyInput(id)
+      return answer
+    }),
+
     pending: guard('pending', (sessionId) =>
       use(sessionIdOf(sessionId), async (entry) => {
         await loadCurrent(entry)
@@ -408,6 +463,87 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         expect: () => ({ facts: ids.map(() => undefined), holds: (owners) => owners.every((o) => !o) }),
       })
       return answer
+    }),
+
+    // History verbs (docs/decisions/0033): one transaction each, through engine/history.
+    rewind: guard('rewind', async (sessionId, messageId) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      return history.verb<'rewind'>(id, async () => ({
+        type: 'rewind',
+        messageId: message,
+        row: await db.messages.get(message),
+      }))
+    }),
+
+    resend: guard('resend', async (sessionId, messageId, request) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      const parsed = parseOrThrow(ResendRequest, request, 'resend request')
+      const input = { id: parsed.id ?? nanoid(), text: parsed.text }
+      const receipt = await history.verb<'resend'>(id, async () => {
+        const [stored, owner] = await Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)])
+        return { type: 'resend', messageId: message, input, stored, rowOwner: owner }
+      })
+      // The turn it opened waits for an answer: a built-in runner takes it (a replay opened none).
+      notifyInput(id)
+      return receipt
+    }),
+
+    regenerate: guard('regenerate', async (sessionId, messageId) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      await history.verb<'regenerate'>(id, () => ({ type: 'regenerate', messageId: message }))
+      notifyInput(id)
+    }),
+
+    switchBranch: guard('switchBranch', async (sessionId, messageId) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      await history.verb<'switchBranch'>(id, () => ({ type: 'switchBranch', messageId: message }))
+    }),
+
+    compact: guard('compact', async (sessionId, request = {}) => {
+      const id = sessionIdOf(sessionId)
+      const { throughSeq, summary, id: givenId } = parseOrThrow(CompactRequest, request, 'compact request')
+      if (summary === undefined) {
+        throw new SessionlineError(
+          'invalid_input',
+          'compact needs a summary: summaries written by the provider are not supported yet',
+          { field: 'summary' },
+        )
+      }
+      const summaryId = givenId ?? nanoid()
+      return history.verb<'compact'>(id, async ({ tree }) => {
+        // The last row of the compactable path at or below throughSeq (all of it by default).
+        const candidates = compactableIds(tree).filter(
+          (rowId) => throughSeq === undefined || nodeOf(tree, rowId)!.seq <= throughSeq,
+        )
+        const throughId = candidates[candidates.length - 1]
+        if (throughId === undefined && headOf(tree) !== null) {
+          throw new SessionlineError(
+            'invalid_input',
+            `no row at or below seq ${throughSeq} can be compacted: it lies before the path's last summary`,
+            { throughSeq },
+          )
+        }
+        const [owner] = await idOwners(db, [summaryId])
+        return {
+          type: 'compact',
+          summary: { id: summaryId, text: summary },
+          throughId,
+          expectedHead: headOf(tree),
+          owner,
+        }
+      })
+    }),
+
+    context: guard('context', async (sessionId) => history.context(sessionIdOf(sessionId))),
+
+    fork: guard('fork', async (sessionId, request = {}) => {
+      const id = sessionIdOf(sessionId)
+      const { throughSeq, title, id: forkId } = parseOrThrow(ForkRequest, request, 'fork request')
+      return history.fork(id, { throughSeq, title, id: forkId ?? nanoid() })
     }),
 
     events: guard('events', async (sessionId, request = {}) => {
@@ -509,7 +645,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         await loadCurrent(entry)
         const snap = entry.snap!
         if (which === 'pending') return snap.pending as ProjectionViews[N]
-        if (which === 'turnOutline') return (await outline.whole(entry.id, snap)) as ProjectionViews[N]
+        if (which === 'turnOutline') {
+          const whole = await outline.whole(entry.id, snap)
+          // A branched session's rail follows the head (docs/decisions/0033).
+          return (
+            snap.folds.branching.branched
+              ? await history.markOutline(entry.id, whole, snap.folds.transcript.openTurn)
+              : whole
+          ) as ProjectionViews[N]
+        }
         return viewsOf(entry).usage.getView() as ProjectionViews[N]
       })
     }) as Engine['projection'],
@@ -525,7 +669,10 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           range,
           DEFAULT_OUTLINE_SLICE,
         )
-        return outline.slice(entry.id, snap, start, end)
+        const slice = await outline.slice(entry.id, snap, start, end)
+        if (!snap.folds.branching.branched) return slice
+        const entries = await history.markOutline(entry.id, slice.entries, snap.folds.transcript.openTurn)
+        return { ...slice, entries }
       })
     }),
 
@@ -693,6 +840,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   async function importedChanged(written: ImportedWrite): Promise<void> {
     const sessionId = written.session.id
     notes.post({ sessionId, rev: written.rev })
+    history.forget(sessionId)
     // The rows were replaced: the old index must not answer for them.
     if (written.status === 'updated') await searchIndex.forget(sessionId)
     // Built in the background from now on, so the first search does not pay for it.

@@ -7,6 +7,7 @@
  * @example
  *   const written = await importTranscriptInto(db, { text, name: 'a.jsonl' }, Date.now)
  */
+import { branching } from '../core/branching'
 import { listFrom } from '../core/chunked-list'
 import type { Folds } from '../core/folds'
 import { initTranscript } from '../core/transcript'
@@ -39,6 +40,7 @@ export function importedFoldStates(rows: readonly SessionMessage[]): Folds {
     transcript: { ...initTranscript(), lastTurn: outline.at(-1)?.turn ?? 0 },
     turnOutline: { entries: listFrom(outline), open: undefined } satisfies OutlineState,
     usage: rowsUsage(rows),
+    branching: branching.init(),
   }
 }
 

@@ -29,8 +29,9 @@ export interface ProviderRequest {
   sessionId: string
   turn: number
   step: number
-  /** The model-visible transcript: visible rows only, in seq order. The rows are shared with
-   *  the engine's change feed: read them, never modify them. */
+  /** The model-visible transcript: visible rows only, in seq order but for the path's last
+   *  summary, which comes first (`context()`'s order, docs/decisions/0033), every tool call with
+   *  its result. The rows are shared with the engine's change feed: read them, never modify them. */
   context: readonly SessionMessage[]
   tools: readonly ToolSpec[]
   signal: AbortSignal

@@ -5,6 +5,7 @@
  * run once the model is done; the step ends in the log however it ends.
  */
 import { nanoid } from 'nanoid'
+import { contextOfVisible } from '../core/history-tree'
 import type { Usage } from '../schema/common'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { Finish, SessionEvent } from '../schema/events'
@@ -74,7 +75,8 @@ export function createStepRunner({ host, flushMs, report }: StepDeps) {
     try {
       // The transcript through this step's start, but for the step's own (still empty) row.
       driver.context ??= watchVisibleContext(engine, sessionId)
-      const context = await driver.context.read(headSeq, messageId)
+      // In the order the model gets it, as `context()` answers (core/history-tree).
+      const context = contextOfVisible(await driver.context.read(headSeq, messageId))
       // Stopped while the step was written or its context read: no request goes out.
       if (signal.aborted) throw abortError('step')
       const calls: Extract<ProviderChunk, { type: 'tool-call' }>[] = []

@@ -38,7 +38,7 @@ const DEFAULT_FLUSH_MS = 50
 const STOP_REPEAT_MS = 250
 
 /** What stopped a turn from outside: the user (`interrupt`) or the engine closing. */
-type StopReason = 'interrupt' | 'close'
+type StopReason = 'interrupt' | 'close' | 'history'
 
 interface SessionDriver {
   readonly sessionId: string
@@ -190,6 +190,11 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         const state = await host.turnState(sessionId)
         if (control.signal.aborted) return
         if (state.openTurn !== null) {
+          // A turn resend or regenerate opened for an answer, and nobody started: ours to run.
+          if (await awaitsAnswer(sessionId)) {
+            await runTurn(driver, state.openTurn, setup, control)
+            continue
+          }
           // We hold the lock and run no turn here, so whoever opened this one is gone. A turn
           // it left waiting for approval goes on where it stood; any other is closed.
           const waiting = await waitingStepOf(sessionId, state)
@@ -295,6 +300,20 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       driver.paused = true
     }
   }
+  /**
+   * Whether the open turn was opened by a history verb (docs/decisions/0033) and no step of it
+   * ran: the log ends `history/head`, `turn/start` and, for a resend, its prompt.
+   */
+  async function awaitsAnswer(sessionId: string): Promise<boolean> {
+    const session = await engine.getSession(sessionId)
+    if (!session) return false
+    const tail = await engine.events(sessionId, { afterSeq: Math.max(0, session.headSeq - 3), limit: 3 })
+    const at = tail.findLastIndex((e) => e.type === 'history/head')
+    if (at < 0) return false
+    const after = tail.slice(at + 1)
+    return after[0]?.type === 'turn/start' && after.slice(1).every((e) => e.type === 'user/message')
+  }
+
   /**
    * Whether a runner woken by recovery has input to run, read once it holds the lock: some is
    * pending (another runner may have run it all meanwhile), and the session is not paused as the
@@ -437,6 +456,16 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       await stopElsewhere(sessionId)
     },
 
+    async stopTurn(sessionId) {
+      if (closed) return
+      const driver = drivers.get(sessionId)
+      if (!driver?.turn) return
+      // Paused as a stop pauses: the verb commits before anything else runs; input wakes it.
+      driver.paused = true
+      driver.turn.control.abort('history' satisfies StopReason)
+      await driver.turn.ended
+    },
+
     async recover(sessionId) {
       if (closed) return
       if (!provider) {
@@ -465,5 +494,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 }
 
 function stopReasonOf(control: AbortController): TurnEndReason {
-  return control.signal.reason === 'close' ? 'interrupted' : 'aborted'
+  // A closing engine and a history verb end the turn `interrupted`; a user's stop `aborted`.
+  const reason = control.signal.reason
+  return reason === 'close' || reason === 'history' ? 'interrupted' : 'aborted'
 }

@@ -1,8 +1,16 @@
 import type { TurnState } from '../core/transcript'
 import type { ApprovalAnswer, RevokeToolApproval, ToolApprovals } from '../schema/approvals'
-import type { Json } from '../schema/common'
+import type { Delivery, Json } from '../schema/common'
 import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
+import type {
+  CompactRequest,
+  ContextAnswer,
+  ForkRequest,
+  ReorderRequest,
+  ResendRequest,
+  RewindAnswer,
+} from '../schema/history'
 import type { FileImportReport, ImportFile, ImportProgressListener, ImportRequest } from '../schema/import'
 import type { AdmitRequest, EditRequest, InputReceipt } from '../schema/inputs'
 import type { SessionMessage, TextAppend } from '../schema/messages'
@@ -91,12 +99,54 @@ export interface Engine {
   admit(sessionId: string, request: AdmitRequest): Promise<InputReceipt>
   cancel(sessionId: string, inputId: string): Promise<InputReceipt>
   edit(sessionId: string, inputId: string, request: EditRequest): Promise<InputReceipt>
+  /**
+   * Inbox: moves pending input `inputId` before pending input `request.before` (`null`: to the
+   * end); it keeps its id, and its `revision` is bumped as an edit bumps it. Promotion follows
+   * the new order.
+   */
+  reorder(sessionId: string, inputId: string, request: ReorderRequest): Promise<InputReceipt>
+  /** Inbox: makes pending input `inputId` a steer or a queued input, in place (same id, revision bumped). */
+  setDelivery(sessionId: string, inputId: string, delivery: Delivery): Promise<InputReceipt>
   pending(sessionId: string): Promise<InputReceipt[]>
   /** The bytes of a stored attachment (a `file` part's `attachmentId`), or undefined when none are stored. */
   attachment(attachmentId: string): Promise<Blob | undefined>
   promote(sessionId: string, mode: PromoteMode): Promise<SessionMessage[]>
 
   append(sessionId: string, events: readonly SessionEvent[]): Promise<{ headSeq: number }>
+
+  /**
+   * History (docs/decisions/0033): the head moves to just before user row `messageId`, which
+   * becomes `inactive` with what followed it; its text comes back for the composer. A running
+   * turn ends `interrupted` first; pending inputs stay pending.
+   */
+  rewind(sessionId: string, messageId: string): Promise<RewindAnswer>
+  /**
+   * History: a new branch where user row `messageId` stood, with the prompt `request.text`; it
+   * opens a turn at once and its receipt comes back `promoted`. Same id and text again: the same
+   * receipt, nothing written.
+   */
+  resend(sessionId: string, messageId: string, request: ResendRequest): Promise<InputReceipt>
+  /**
+   * History: a new branch under the prompt that assistant row `messageId` answered (or user row
+   * `messageId` itself), with a turn open for a new answer.
+   */
+  regenerate(sessionId: string, messageId: string): Promise<void>
+  /** History: the head moves to the newest row below row `messageId` (the path through it written last). */
+  switchBranch(sessionId: string, messageId: string): Promise<void>
+  /**
+   * History: a `summary` row under the head replaces the active path through the row at or below
+   * `throughSeq` (default: all of it); those rows turn `inactive` and stay readable with
+   * `includeInactive`, and the context becomes the summary and what follows. Answers the row.
+   */
+  compact(sessionId: string, request?: CompactRequest): Promise<SessionMessage>
+  /**
+   * History: a new native session whose history is this session's visible path through
+   * `throughSeq` (default: all of it), under new row ids. Works on imported sessions too: that
+   * is how one is continued. Pending inputs stay with the source.
+   */
+  fork(sessionId: string, request?: ForkRequest): Promise<SessionInfo>
+  /** What the model gets at the next step: the path to the head, its last summary first, every tool call answered. */
+  context(sessionId: string): Promise<ContextAnswer>
   events(sessionId: string, request?: EventsRequest): Promise<StoredEvent[]>
   page(sessionId: string, request?: PageRequest): Promise<MessagePage>
   loadThrough(sessionId: string, request: LoadThroughRequest): Promise<MessagePage>
@@ -193,6 +243,11 @@ export interface RunnerHost {
 export interface Runner {
   configure(request: ConfigureRequest): Promise<void>
   interrupt(sessionId: string): Promise<void>
+  /**
+   * Before a history verb (docs/decisions/0033): end the turn this runner drives `interrupted`
+   * and wait for its end; nothing when it drives none (the verb ends a turn it finds open).
+   */
+  stopTurn(sessionId: string): Promise<void>
   /**
    * Take over from a runner that is gone: close the turn it left open (`turn/end interrupted`) if
    * no live runner owns it, and run the input it had accepted, unless the log's last turn was

@@ -82,6 +82,28 @@ export const StepEnd = event(
 )
 export const TurnEnd = event('turn/end', z.strictObject({ turn: TurnNumber, reason: TurnEndReason }))
 
+/** Why the head moved (for readers; the tree fold does not look at it). docs/decisions/0033 */
+export const HeadCause = z.enum(['rewind', 'switch', 'resend', 'regenerate'])
+export type HeadCause = z.infer<typeof HeadCause>
+/** The head moves to row `head` of this session (`null`: the empty path). Written by history verbs only. */
+export const HistoryHead = event(
+  'history/head',
+  z.strictObject({
+    head: Id.nullable(),
+    cause: HeadCause,
+    /** How many rows already hang under the new head (absent: none); the next row is their sibling. */
+    children: z.number().int().positive().optional(),
+  }),
+)
+/**
+ * A `summary` row `messageId` is created under the head and becomes the head; it replaces the
+ * active path's rows through `throughId` (`null`: none). Written by `compact` and `fork` only.
+ */
+export const HistoryCompact = event(
+  'history/compact',
+  z.strictObject({ messageId: Id, text: EventText, throughId: Id.nullable(), usage: Usage.optional() }),
+)
+
 /** An event as a writer hands it to `append`: no `seq`, no `at` (the engine stamps both). */
 export const SessionEvent = z.discriminatedUnion('type', [
   SessionCreated,
@@ -97,6 +119,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
   AssistantEnd,
   StepEnd,
   TurnEnd,
+  HistoryHead,
+  HistoryCompact,
 ])
 export type SessionEvent = z.infer<typeof SessionEvent>
 export type EventType = SessionEvent['type']
@@ -117,7 +141,7 @@ const payloadSize = (value: Json): number => {
 export function appendSize(events: readonly SessionEvent[]): number {
   let size = 0
   for (const e of events) {
-    if (e.type === 'user/message') size += e.data.text.length
+    if (e.type === 'user/message' || e.type === 'history/compact') size += e.data.text.length
     else if (e.type === 'assistant/delta')
       size += (e.data.text?.length ?? 0) + (e.data.reasoning?.length ?? 0)
     else if (e.type === 'tool/call') size += payloadSize(e.data.input)

@@ -50,5 +50,10 @@ export const InputReceipt = z.strictObject({
   revision: z.number().int().nonnegative(),
   /** The files admitted with the text (docs/decisions/0031); absent when there were none. */
   attachments: z.array(FilePart).optional(),
+  /**
+   * Where a reordered input stands in the inbox: pending inputs go by `rank ?? seq`, then `seq`
+   * (docs/decisions/0033). Absent until `reorder` places it.
+   */
+  rank: z.number().finite().optional(),
 })
 export type InputReceipt = z.infer<typeof InputReceipt>

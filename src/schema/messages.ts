@@ -68,6 +68,13 @@ export const SessionMessage = z.strictObject({
   command: z.strictObject({ name: z.string(), args: z.string() }).optional(),
   /** Imported: shown to the user but never sent to the model (docs/decisions/0009). */
   excludedFromContext: z.literal(true).optional(),
+  /**
+   * Rows with siblings (other rows under the same parent in the history tree): this row's place
+   * among them, 0-based in creation order, and how many there are (docs/decisions/0033).
+   */
+  branch: z
+    .strictObject({ index: z.number().int().nonnegative(), count: z.number().int().min(2) })
+    .optional(),
 })
 export type SessionMessage = z.infer<typeof SessionMessage>
 

@@ -47,6 +47,19 @@ export async function releaseAttachments(db: SessionlineDb, sessionId: string): 
   if (orphans.length > 0) await db.attachments.bulkDelete(orphans)
 }
 
+/**
+ * Makes session `sessionId` a user of attachments already stored (a fork names its source's
+ * files again): their bytes then outlive the source's deletion.
+ */
+export async function referAttachments(
+  db: SessionlineDb,
+  sessionId: string,
+  ids: readonly string[],
+): Promise<void> {
+  if (ids.length === 0) return
+  await db.attachmentRefs.bulkPut([...new Set(ids)].map((attachmentId) => ({ sessionId, attachmentId })))
+}
+
 /** The bytes of attachment `id`, if stored. */
 export async function readAttachment(db: SessionlineDb, id: string): Promise<Blob | undefined> {
   return (await db.attachments.get(id))?.data

@@ -5,6 +5,7 @@
  */
 import Dexie, { type Table } from 'dexie'
 import { type IdOwner, idTaken } from '../core/ids'
+import { pendingView } from '../core/pending'
 import { isReadable } from '../core/visibility'
 import { SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
@@ -13,6 +14,16 @@ import type { SessionMessage } from '../schema/messages'
 import { releaseAttachments } from './attachments'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
 import { chunkNamesOf, decodeStates, encodeState, listChunkName } from './projection-state'
+
+/**
+ * Throws `internal` unless the caller still runs inside the transaction it opened: awaiting a
+ * promise no IndexedDB request settles can leave Dexie's zone, and the writes after it would
+ * then commit on their own, outside it. A writer calls this before its writes.
+ */
+export function assertInTransaction(operation: string): void {
+  if (!Dexie.currentTransaction)
+    throw new SessionlineError('internal', `${operation}: left its transaction before writing`)
+}
 
 /** Runs `scope` in one readwrite transaction over every table; it commits when `scope` settles. */
 export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
@@ -169,13 +180,17 @@ export async function getReceipts(
   return stored.map((r) => r && receiptOf(r))
 }
 
-/** Pending receipts of a session in admission order (the `[sessionId+status+seq]` index). */
+/**
+ * Pending receipts of a session in inbox order: admission order (the `[sessionId+status+seq]`
+ * index) unless `reorder` placed some (core/pending).
+ */
 export async function pendingReceipts(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {
   const stored = await db.inputs
     .where('[sessionId+status+seq]')
     .between([sessionId, 'pending', MIN_KEY], [sessionId, 'pending', MAX_KEY])
     .toArray()
-  return stored.map(receiptOf)
+  const receipts = stored.map(receiptOf)
+  return receipts.some((r) => r.rank !== undefined) ? pendingView(receipts) : receipts
 }
 
 /** Receipts with admission seq ≥ `fromSeq`, ascending. */

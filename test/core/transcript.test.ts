@@ -334,6 +334,7 @@ describe('transcript rows', () => {
       delivery: 'queue',
       command: { name: 'review', args: '--all' },
       excludedFromContext: true,
+      branch: { index: 1, count: 2 },
     }
     expect(Object.keys(row).sort()).toEqual(Object.keys(SessionMessage.shape).sort())
     expect(Object.keys(part).sort()).toEqual(Object.keys(ToolPart.shape).sort())

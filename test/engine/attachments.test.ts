@@ -196,6 +196,35 @@ describe.each(engineKinds)('attachments %s', (_, makeEngine) => {
       const tables = await scan(dbName)
       for (const [name, rows] of Object.entries(tables)) expect(rows, name).toEqual([])
     }))
+
+  test("a fork names its source's files again, so their bytes outlive the source", () =>
+    withEngine(makeEngine, async (engine, dbName) => {
+      const source = await engine.createSession()
+      const bytes = png(9)
+      await engine.admit(source.id, {
+        text: 'look',
+        attachments: [{ name: 'shot.png', mediaType: 'image/png', data: new Blob([bytes]) }],
+      })
+      await engine.promote(source.id, 'settled')
+      const fork = await engine.fork(source.id, { title: 'fork' })
+      const prompt = (await engine.page(fork.id, { limit: 10 })).messages.find((r) => r.role === 'user')
+      expect(prompt?.parts).toEqual([
+        { type: 'text', text: 'look' },
+        {
+          type: 'file',
+          attachmentId: sha(bytes),
+          name: 'shot.png',
+          mediaType: 'image/png',
+          size: bytes.length,
+        },
+      ])
+      await engine.deleteSession(source.id)
+      expect(new Uint8Array(await (await engine.attachment(sha(bytes)))!.arrayBuffer())).toEqual(bytes)
+      await engine.deleteSession(fork.id)
+      const tables = await scan(dbName)
+      expect(tables.attachments).toEqual([])
+      expect(tables.attachmentRefs).toEqual([])
+    }))
 })
 
 /** fake-indexeddb whose `attachments` store refuses writes the way a full disk does. */

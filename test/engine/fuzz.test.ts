@@ -173,6 +173,8 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   admit: fc.tuple(or(sessionId), or(admitRequest)),
   cancel: fc.tuple(or(sessionId), or(inputId)),
   edit: fc.tuple(or(sessionId), or(inputId), or(fc.record({ text }))),
+  reorder: fc.tuple(or(sessionId), or(inputId), or(fc.record({ before: fc.option(inputId, { nil: null }) }))),
+  setDelivery: fc.tuple(or(sessionId), or(inputId), or(fc.constantFrom('steer', 'queue'))),
   pending: fc.tuple(or(sessionId)),
   attachment: fc.tuple(or(fc.stringMatching(/^[0-9a-f]{64}$/))),
   exportSession: fc.tuple(
@@ -183,6 +185,28 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   persist: fc.constant([]),
   promote: fc.tuple(or(sessionId), or(fc.constantFrom('settled', 'checkpoint'))),
   append: fc.tuple(or(sessionId), or(fc.oneof(wholeTurn, fc.array(event, { maxLength: 4 })))),
+  rewind: fc.tuple(or(sessionId), or(inputId)),
+  resend: fc.tuple(
+    or(sessionId),
+    or(inputId),
+    or(fc.record({ text, id: inputId }, { requiredKeys: ['text'] })),
+  ),
+  regenerate: fc.tuple(or(sessionId), or(inputId)),
+  switchBranch: fc.tuple(or(sessionId), or(inputId)),
+  compact: fc.tuple(
+    or(sessionId),
+    or(fc.record({ throughSeq: fc.integer({ min: 1, max: 9 }), summary: text }, { requiredKeys: [] })),
+  ),
+  context: fc.tuple(or(sessionId)),
+  fork: fc.tuple(
+    or(sessionId),
+    or(
+      fc.record(
+        { throughSeq: fc.integer({ min: 1, max: 9 }), title: text, id: sessionId },
+        { requiredKeys: [] },
+      ),
+    ),
+  ),
   events: fc.tuple(
     or(sessionId),
     or(fc.record({ afterSeq: fc.nat(5), limit: fc.integer({ min: 1, max: 5 }) }, { requiredKeys: [] })),
@@ -265,6 +289,10 @@ function replayed({ method, args }: Call, value: unknown): Call {
   if (method === 'createSession' && !(args[0] as { id?: string } | undefined)?.id)
     return { method, args: [{ ...(args[0] as object), id: (value as { id: string }).id }] }
   if (method === 'admit' && !(args[1] as { id?: string }).id)
+    return { method, args: [args[0], { ...(args[1] as object), id: (value as { id: string }).id }] }
+  if (method === 'resend' && !(args[2] as { id?: string }).id)
+    return { method, args: [args[0], args[1], { ...(args[2] as object), id: (value as { id: string }).id }] }
+  if ((method === 'compact' || method === 'fork') && !(args[1] as { id?: string } | undefined)?.id)
     return { method, args: [args[0], { ...(args[1] as object), id: (value as { id: string }).id }] }
   return { method, args }
 }

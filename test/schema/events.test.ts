@@ -41,6 +41,8 @@ describe('event schema', () => {
         'assistant/end',
         'step/end',
         'turn/end',
+        'history/head',
+        'history/compact',
       ].sort(),
     )
   })

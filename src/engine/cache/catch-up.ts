@@ -95,7 +95,10 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed, caught
       if (!('events' in read) || read.events === undefined) return
       let folds: Folds | undefined
       let rows: SessionMessage[] = []
-      const reset = read.cached !== undefined
+      // A head move changes which rows are visible without events naming them: readers read again.
+      const reset =
+        read.cached !== undefined ||
+        read.events.some((e) => e.type === 'history/head' || e.type === 'history/compact')
       if (read.cached) folds = read.stored ?? (await loadSnapshot(id)).folds
       else ({ folds, rows } = foldEvents(base.folds, read.events))
       if (entry.snap !== base) continue

@@ -1,0 +1,350 @@
+/**
+ * The history verbs on the engine (DESIGN.md §11, docs/decisions/0033): read → decide → commit →
+ * publish, like every write, in one readwrite transaction of their own. Besides the events the
+ * decider (core/history-decide) gives, a verb rewrites in the same transaction the stored rows
+ * whose visibility the head move changes, and the `branch` of the siblings of a row it creates;
+ * a refusal writes nothing.
+ *
+ * Each engine keeps the history tree of the sessions it touched, with the head seq it reflects,
+ * and brings it up to date from the log inside the transaction (a cold engine folds the log once).
+ * The tree is a persistent value, so a refused decision leaves the kept one as it was.
+ *
+ * Watchers are sent the rewritten rows and `reset` (a head move changes which rows a window
+ * holds, not only their contents); other engines catch up from the log and reset likewise.
+ *
+ * @example
+ *   const history = createHistory({ db, cache, notes, now, interrupt: runner.interrupt })
+ *   const { text } = await history.verb(sessionId, async () => ({ type: 'rewind', messageId, row: await rowOf(messageId) }))
+ */
+import { initFolds, stampAndFold } from '../core/folds'
+import { forkEvents, forkRowId } from '../core/fork'
+import {
+  decideHistory,
+  type HistoryAnswers,
+  type HistoryCommand,
+  type HistoryCommandOf,
+  type HistoryState,
+} from '../core/history-decide'
+import {
+  branchOf,
+  contextFor,
+  contextIds,
+  contextOfVisible,
+  emptyTree,
+  evolveTree,
+  type HistoryTree,
+  nodeOf,
+  siblingIds,
+  visibilityChanges,
+  visibleIds,
+} from '../core/history-tree'
+import { type MaterializePolicy, materialize } from '../core/materialize'
+import type { Visibility } from '../schema/common'
+import { isSessionlineError, SessionlineError } from '../schema/errors'
+import type { SessionEvent } from '../schema/events'
+import type { ContextAnswer } from '../schema/history'
+import type { SessionMessage } from '../schema/messages'
+import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
+import { referAttachments } from '../store/attachments'
+import { type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
+import {
+  addRows,
+  assertInTransaction,
+  eventsBetween,
+  getSessionRow,
+  inRead,
+  inWrite,
+  rowsFrom,
+} from '../store/transactions'
+import { currentRows } from './cache/load'
+import type { Notes } from './notes'
+import { notFound, type SessionCache, type Snapshot } from './session-cache'
+
+export interface HistoryDeps {
+  db: SessionlineDb
+  cache: SessionCache
+  notes: Notes
+  now: () => number
+  materialize: MaterializePolicy
+  /** Stops a turn the built-in runner is driving, before a verb changes the history under it. */
+  interrupt: (sessionId: string) => Promise<void>
+  /** Told of every commit's rows after it is published (the search index follows them). */
+  onRows?: (sessionId: string, rows: readonly SessionMessage[], fromHead: number, toHead: number) => void
+}
+
+/** A kept tree: the head seq of the log it reflects, and the session it belongs to. */
+interface KeptTree {
+  headSeq: number
+  createdAt: number
+  tree: HistoryTree
+}
+
+/** `row` with the visibility and branch place the tree gives it (the same object when both stand). */
+function placed(
+  row: SessionMessage,
+  visibility: Visibility | undefined,
+  branch: { index: number; count: number } | undefined,
+): SessionMessage {
+  const vis = visibility ?? row.visibility
+  const sameBranch = row.branch?.index === branch?.index && row.branch?.count === branch?.count
+  if (vis === row.visibility && sameBranch) return row
+  const next: SessionMessage = { ...row, visibility: vis }
+  if (branch === undefined) delete next.branch
+  else next.branch = branch
+  return next
+}
+
+export function createHistory({
+  db,
+  cache,
+  notes,
+  now,
+  materialize: policy,
+  interrupt,
+  onRows,
+}: HistoryDeps) {
+  const trees = new Map<string, KeptTree>()
+
+  /**
+   * Inside a transaction: the session's tree at the head its row names. Not an async function:
+   * when the kept tree is current it answers with the zone's own promise, since awaiting one
+   * that no IndexedDB request settles would leave the transaction (see `verb`).
+   */
+  function treeOf(row: SessionRow): Promise<HistoryTree> {
+    const kept = trees.get(row.id)
+    const from =
+      kept && kept.createdAt === row.createdAt && kept.headSeq <= row.headSeq
+        ? kept
+        : { headSeq: 0, createdAt: row.createdAt, tree: emptyTree() }
+    if (from.headSeq >= row.headSeq) return Promise.resolve(from.tree)
+    return eventsBetween(db, row.id, from.headSeq, row.headSeq).then((events) => {
+      let tree = from.tree
+      for (const event of events) tree = evolveTree(tree, event)
+      trees.set(row.id, { headSeq: row.headSeq, createdAt: row.createdAt, tree })
+      return tree
+    })
+  }
+
+  /**
+   * Runs one history verb: `command` builds it from the state and the facts it reads inside the
+   * transaction. A running turn of the built-in runner is stopped first. `command` answers at
+   * once when it needs no facts; when it reads them, only through IndexedDB requests.
+   */
+  function verb<K extends HistoryCommand['type']>(
+    sessionId: string,
+    command: (state: HistoryState) => HistoryCommandOf<K> | Promise<HistoryCommandOf<K>>,
+  ): Promise<HistoryAnswers[K]> {
+    return cache.use(sessionId, async (entry) => {
+      await cache.load(entry)
+      if (entry.deleted || !entry.snap) throw notFound(sessionId)
+      if (entry.snap.folds.transcript.openTurn !== null) await interrupt(sessionId)
+      const committed = await inWrite(db, async () => {
+        const row = await getSessionRow(db, sessionId)
+        if (!row) throw notFound(sessionId)
+        const current = entry.snap
+        const base =
+          current && current.row.rev === row.rev ? current : await cache.snapshotInTx(sessionId, row)
+        const tree = await treeOf(row)
+        const at = now()
+        const state: HistoryState = {
+          sessionId,
+          source: row.source,
+          headSeq: row.headSeq,
+          nextInputSeq: row.nextInputSeq,
+          folds: base.folds,
+          pending: base.pending,
+          tree,
+        }
+        // Awaited only when it reads facts: awaiting a promise that no IndexedDB request settles
+        // leaves Dexie's transaction zone, and the writes after it would run outside the
+        // transaction (the racing-verbs property caught two commits on one seq that way).
+        // (A thenable check: inside the zone, `Promise` is Dexie's, not the async function's.)
+        const made = command(state)
+        const decision = decideHistory(state, 'then' in made ? await made : made, at)
+        if (isSessionlineError(decision)) throw decision
+        const next = decision.next
+        if (!next) return { answer: decision.answer }
+        // Rows the verb changes without an event naming them: visibility, and siblings' places.
+        const visibility = new Map(visibilityChanges(tree, next.tree).map((c) => [c.id, c.visibility]))
+        const siblings = new Set<string>()
+        for (const id of decision.createdRowIds) for (const s of siblingIds(next.tree, id)) siblings.add(s)
+        const stored = materialize(
+          row.lagging ?? [],
+          { events: decision.events, rows: decision.rows, created: decision.createdRowIds },
+          next.folds.transcript.open,
+          row.headSeq,
+          policy,
+        )
+        const own = new Set(decision.rows.map((r) => r.id))
+        // Every row rewritten gets its branch place anew too (a row the write path created under
+        // a head with children learns its place here, at the next verb that touches it).
+        const place = (r: SessionMessage) => placed(r, visibility.get(r.id), branchOf(next.tree, r.id))
+        const written = stored.write.map(place)
+        const others = [...new Set([...visibility.keys(), ...siblings])].filter((id) => !own.has(id))
+        const read = others.length > 0 ? await db.messages.bulkGet(others) : []
+        const rewritten: SessionMessage[] = []
+        for (const r of read) {
+          if (r === undefined) continue
+          const p = place(r)
+          if (p !== r) rewritten.push(p)
+        }
+        const created = new Set(decision.createdRowIds)
+        const nextRow: SessionRow = {
+          ...row,
+          headSeq: next.headSeq,
+          nextInputSeq: next.nextInputSeq,
+          updatedAt: at,
+          rev: row.rev + 1,
+        }
+        if (stored.lagging.length > 0) nextRow.lagging = stored.lagging
+        else delete nextRow.lagging
+        const fresh = written.filter((r) => created.has(r.id))
+        const changed = [...written.filter((r) => !created.has(r.id)), ...rewritten]
+        assertInTransaction(`history verb ${decision.events.at(-1)?.type ?? ''}`)
+        await Promise.all([
+          db.sessions.put(nextRow),
+          db.events.bulkAdd(decision.events),
+          fresh.length > 0 ? addRows(db, fresh) : undefined,
+          changed.length > 0 ? db.messages.bulkPut(changed) : undefined,
+          decision.receipts.length > 0
+            ? decision.newReceipts
+              ? db.inputs.bulkAdd(decision.receipts)
+              : db.inputs.bulkPut(decision.receipts)
+            : undefined,
+          cache.putFolds(sessionId, next.headSeq, next.folds, base.folds),
+        ])
+        const snap: Snapshot = { row: nextRow, folds: next.folds, pending: next.pending }
+        const rows = [...fresh, ...changed].sort((a, b) => a.seq - b.seq)
+        return { answer: decision.answer, base, snap, tree: next.tree, rows, decision }
+      })
+      if (!('snap' in committed) || committed.snap === undefined) return committed.answer
+      const { base, snap, rows, decision } = committed
+      trees.set(sessionId, { headSeq: snap.row.headSeq, createdAt: snap.row.createdAt, tree: committed.tree })
+      notes.post({ sessionId, rev: snap.row.rev })
+      const change = { events: decision.events, rows, inputs: decision.receipts, reset: true }
+      if (entry.snap?.row.rev === base.row.rev) cache.advance(entry, snap, change)
+      else void cache.catchUp(entry)
+      onRows?.(sessionId, rows, base.row.headSeq, snap.row.headSeq)
+      return committed.answer
+    })
+  }
+
+  /** What the model gets at the next step: `contextFor` at the stored head, over the stored rows. */
+  async function context(sessionId: string): Promise<ContextAnswer> {
+    return inRead(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      if (row.source !== 'native') {
+        // An import derived its visibility from its own tree (DESIGN.md §8), without a log.
+        return { rows: contextOfVisible(await rowsFrom(db, sessionId, 1, undefined, false), false) }
+      }
+      const tree = await treeOf(row)
+      const ids = contextIds(tree)
+      const stored = (await db.messages.bulkGet(ids)).filter((r): r is SessionMessage => r !== undefined)
+      // Streaming rows may lag the log in storage (docs/decisions/0021): read them whole.
+      const whole = row.lagging ? await currentRows(db, row, stored) : stored
+      const byId = new Map(whole.map((r) => [r.id, r]))
+      return { rows: contextFor(tree, (id) => byId.get(id)) }
+    })
+  }
+
+  /**
+   * Outline entries as the rail shows them: a turn none of whose rows is on the active path (and
+   * that is not the open one) is marked `inactive`, as an import marks its superseded turns.
+   * Positions stay as stored, so slices keep their meaning.
+   */
+  async function markOutline(
+    sessionId: string,
+    entries: readonly TurnOutlineEntry[],
+    openTurn: number | null,
+  ): Promise<TurnOutlineEntry[]> {
+    const tree = await inRead(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      return treeOf(row)
+    })
+    const active = new Set<number>()
+    for (const id of visibleIds(tree)) active.add(nodeOf(tree, id)!.turn)
+    return entries.map((entry) => {
+      const shown = active.has(entry.turn) || entry.turn === openTurn
+      if (shown)
+        return entry.visibility === undefined
+          ? entry
+          : { turn: entry.turn, seq: entry.seq, prompt: entry.prompt, response: entry.response }
+      return entry.visibility === 'inactive' ? entry : { ...entry, visibility: 'inactive' }
+    })
+  }
+
+  /**
+   * A new native session holding the source's visible path through `throughSeq` (all of it by
+   * default), as ordinary turns under new row ids (core/fork). An imported source gives its
+   * visible rows in seq order; a native one its path in context order (its last summary first).
+   */
+  async function fork(
+    sessionId: string,
+    request: { throughSeq?: number; title?: string; id: string },
+  ): Promise<SessionInfo> {
+    const at = now()
+    const snap = await inWrite(db, async () => {
+      const [source, taken] = await Promise.all([getSessionRow(db, sessionId), getSessionRow(db, request.id)])
+      if (!source) throw notFound(sessionId)
+      if (taken) {
+        throw new SessionlineError('conflict', `a session ${JSON.stringify(request.id)} already exists`, {
+          sessionId: request.id,
+        })
+      }
+      let rows: SessionMessage[]
+      if (source.source === 'native') {
+        const tree = await treeOf(source)
+        const stored = await db.messages.bulkGet(contextIds(tree))
+        rows = stored.filter((r): r is SessionMessage => r !== undefined)
+        if (source.lagging) rows = await currentRows(db, source, rows)
+      } else {
+        rows = (await rowsFrom(db, sessionId, 1, undefined, false)).filter((r) => r.visibility === 'visible')
+      }
+      const through = request.throughSeq
+      if (through !== undefined) rows = rows.filter((r) => r.seq <= through)
+      const title = request.title ?? source.title
+      let n = 0
+      const events: SessionEvent[] = [
+        { type: 'session/created', data: { title } },
+        ...forkEvents(rows, () => forkRowId(request.id, n++)),
+      ]
+      const folded = stampAndFold(initFolds(), events, request.id, 1, at)
+      const row: SessionRow = {
+        id: request.id,
+        title,
+        createdAt: at,
+        updatedAt: at,
+        headSeq: events.length,
+        nextInputSeq: 1,
+        source: 'native',
+        rev: 1,
+      }
+      assertInTransaction('fork')
+      await Promise.all([
+        db.sessions.add(row),
+        db.events.bulkAdd(folded.stored),
+        folded.rows.length > 0 ? addRows(db, folded.rows) : undefined,
+        cache.putFolds(request.id, row.headSeq, folded.folds),
+        referAttachments(
+          db,
+          request.id,
+          rows.flatMap((r) => r.parts.flatMap((part) => (part.type === 'file' ? [part.attachmentId] : []))),
+        ),
+      ])
+      return { row, folds: folded.folds, pending: [] } satisfies Snapshot
+    })
+    await cache.use(request.id, async (entry) => {
+      if (!entry.snap) cache.setSnapshot(entry, snap)
+    })
+    return sessionInfo(snap.row)
+  }
+
+  /** Forgets a session's kept tree (deleted, or rewritten by an import). */
+  const forget = (sessionId: string) => {
+    trees.delete(sessionId)
+  }
+
+  return { verb, context, fork, markOutline, forget }
+}

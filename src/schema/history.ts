@@ -1,0 +1,63 @@
+/**
+ * What the history verbs take and answer on the engine's surface (DESIGN.md §11,
+ * docs/decisions/0033).
+ */
+import { z } from 'zod'
+import { Delivery, Id, MAX_INPUT_TEXT, Seq } from './common'
+import { Title } from './events'
+import { MAX_EVENT_TEXT } from './limits'
+import type { SessionMessage } from './messages'
+
+/** `resend(sessionId, messageId, request)`: the prompt's new text, and its input id (default: a new one). */
+export const ResendRequest = z.strictObject({
+  text: z
+    .string()
+    .max(MAX_INPUT_TEXT, `text is longer than ${MAX_INPUT_TEXT} characters`)
+    .refine((t) => t.trim().length > 0, 'text is empty'),
+  id: Id.optional(),
+})
+export type ResendRequest = z.infer<typeof ResendRequest>
+
+/** `rewind`'s answer: the text of the prompt rewound, for the composer. */
+export interface RewindAnswer {
+  text: string
+}
+
+/** `context(sessionId)`'s answer: the rows the model gets at the next step, in the order it gets them. */
+export interface ContextAnswer {
+  rows: SessionMessage[]
+}
+
+/**
+ * `compact(sessionId, request)`: the summary that replaces the active path through the row at or
+ * below `throughSeq` (default: all of it). A summary the provider writes is not built yet: until
+ * it is, `summary` is required.
+ */
+export const CompactRequest = z.strictObject({
+  throughSeq: Seq.optional(),
+  /** The summary row's id (default: a new one). */
+  id: Id.optional(),
+  summary: z
+    .string()
+    .max(MAX_EVENT_TEXT, `summary is longer than ${MAX_EVENT_TEXT} characters`)
+    .refine((t) => t.trim().length > 0, 'summary is empty')
+    .optional(),
+})
+export type CompactRequest = z.infer<typeof CompactRequest>
+
+/** `reorder(sessionId, inputId, request)`: the pending input to stand before (`null`: the end). */
+export const ReorderRequest = z.strictObject({ before: Id.nullable() })
+export type ReorderRequest = z.infer<typeof ReorderRequest>
+
+/** `setDelivery(sessionId, inputId, delivery)`: a steer (answered inside the running turn) or queued. */
+export const SetDeliveryRequest = Delivery
+
+/** `fork(sessionId, request)`: how much of the source's visible path, and the new session's title and id. */
+export const ForkRequest = z.strictObject({
+  throughSeq: Seq.optional(),
+  /** Default: the source's title. */
+  title: Title.optional(),
+  /** Default: a new one. */
+  id: Id.optional(),
+})
+export type ForkRequest = z.infer<typeof ForkRequest>
