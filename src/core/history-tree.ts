@@ -267,6 +267,39 @@ export function visibilityChanges(
   return out
 }
 
+/**
+ * `row` with visibility `visibility` (its own when undefined) and branch place `branch`: the same
+ * object when neither changes, so an identity gate downstream sees no change.
+ */
+export function placed(
+  row: SessionMessage,
+  visibility: Visibility | undefined,
+  branch: { index: number; count: number } | undefined,
+): SessionMessage {
+  const vis = visibility ?? row.visibility
+  const sameBranch = row.branch?.index === branch?.index && row.branch?.count === branch?.count
+  if (vis === row.visibility && sameBranch) return row
+  const next: SessionMessage = { ...row, visibility: vis }
+  if (branch === undefined) delete next.branch
+  else next.branch = branch
+  return next
+}
+
+/**
+ * A native session's rows as its tree places them at its head: the path `visible`, every other
+ * row of the tree `inactive`, and each row's branch place. The plain transcript fold knows no
+ * tree; whatever rebuilds rows from a log (an import of an export, a markdown rendering) places
+ * them with this. Rows the tree does not hold are left as they are.
+ */
+export function placeRows(rows: readonly SessionMessage[], tree: HistoryTree): SessionMessage[] {
+  const visible = new Set(visibleIds(tree))
+  return rows.map((row) =>
+    hasRow(tree, row.id)
+      ? placed(row, visible.has(row.id) ? 'visible' : 'inactive', branchOf(tree, row.id))
+      : row,
+  )
+}
+
 /** Where row `id` stands among its siblings (0-based, creation order), when it has any. */
 export function branchOf(tree: HistoryTree, id: string): { index: number; count: number } | undefined {
   const i = indexOf(tree, id)

@@ -34,6 +34,7 @@ import {
   evolveTree,
   type HistoryTree,
   nodeOf,
+  placed,
   siblingIds,
   visibilityChanges,
   visibleIds,
@@ -77,21 +78,6 @@ interface KeptTree {
   headSeq: number
   createdAt: number
   tree: HistoryTree
-}
-
-/** `row` with the visibility and branch place the tree gives it (the same object when both stand). */
-function placed(
-  row: SessionMessage,
-  visibility: Visibility | undefined,
-  branch: { index: number; count: number } | undefined,
-): SessionMessage {
-  const vis = visibility ?? row.visibility
-  const sameBranch = row.branch?.index === branch?.index && row.branch?.count === branch?.count
-  if (vis === row.visibility && sameBranch) return row
-  const next: SessionMessage = { ...row, visibility: vis }
-  if (branch === undefined) delete next.branch
-  else next.branch = branch
-  return next
 }
 
 export function createHistory({

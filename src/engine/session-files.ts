@@ -9,6 +9,7 @@
  */
 import { fromBase64, toBase64 } from '../core/base64'
 import { type Folds, foldCheckedEvents, foldEvents, initFolds } from '../core/folds'
+import { placeRows, replayTree } from '../core/history-tree'
 import { renderMarkdown } from '../core/markdown-export'
 import { detectExport } from '../import/detect'
 import {
@@ -44,7 +45,7 @@ export async function exportSessionFrom(
   if (format === 'markdown') {
     // A native session's rows are its log folded (never a lagging copy); an imported one has only rows.
     const rows = native
-      ? foldEvents(initFolds(), stored.events).rows
+      ? placeRows(foldEvents(initFolds(), stored.events).rows, replayTree(stored.events))
       : await currentRows(db, stored.row, stored.rows)
     return new Blob([renderMarkdown(stored.row, rows)], { type: 'text/markdown' })
   }
@@ -104,8 +105,10 @@ export async function importSessionline(
   const attachments = await Promise.all(content.attachments.map(decodeAttachment))
   const native = content.session.source === 'native'
   if (native && content.rows.length > 0) throw invalid('a native session carries rows; its log makes them')
-  // A native session's rows and folds are its log folded, checked event by event.
+  // A native session's rows and folds are its log folded, checked event by event, and its rows
+  // placed by its history tree (the plain fold knows no head: every row would read visible).
   const folded = native ? foldCheckedEvents(initFolds(), content.events) : undefined
+  if (folded) folded.rows = placeRows(folded.rows, replayTree(content.events))
   const row = await writeWholeSession(db, {
     session: content.session,
     events: content.events,

@@ -318,3 +318,40 @@ test('an imported Pi session exports with its rows and comes back the same after
     await t.close()
   }
 })
+
+test('a branched and compacted session exports its head and tree, and imports to the same rows, context and outline', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      arbSessionLog({ maxTurns: 4, openTail: false, maxSteps: 2 }),
+      fc.nat(),
+      fc.boolean(),
+      async (log, pick, compactFirst) => {
+        const from = await inProcessEngine()
+        const to = await inProcessEngine()
+        try {
+          const id = await buildSession(from.engine, log, [])
+          const rowsOf = async () => (await from.engine.page(id, { limit: 1000 })).messages
+          const prompts = (await rowsOf()).filter((r) => r.role === 'user')
+          if (compactFirst && prompts.length > 1)
+            await from.engine.compact(id, { throughSeq: prompts[1]!.seq - 1, summary: 'what came first' })
+          const visiblePrompts = (await rowsOf()).filter((r) => r.role === 'user')
+          if (visiblePrompts.length > 0) {
+            const target = visiblePrompts[pick % visiblePrompts.length]!
+            // A rewind moves the head before the prompt; a resend then grows a second branch there.
+            await from.engine.rewind(id, target.id)
+            await from.engine.resend(id, target.id, { text: 'asked again', id: `again-${pick}` })
+          }
+          const exported = await from.engine.exportSession(id)
+          await to.engine.importTranscript({ blob: exported })
+          expect(await contentOf(to, id)).toEqual(await contentOf(from, id))
+          expect(await to.engine.context(id)).toEqual(await from.engine.context(id))
+          expect(await bytesOf(await to.engine.exportSession(id))).toEqual(await bytesOf(exported))
+        } finally {
+          await from.close()
+          await to.close()
+        }
+      },
+    ),
+    { numRuns: 15, seed: 23 },
+  )
+})
