@@ -40,7 +40,6 @@ import {
   visibleIds,
 } from '../core/history-tree'
 import { type MaterializePolicy, materialize } from '../core/materialize'
-import type { Visibility } from '../schema/common'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { SessionEvent } from '../schema/events'
 import type { ContextAnswer } from '../schema/history'
