@@ -71,7 +71,7 @@ import { createHistory } from './history'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes, isStopNote } from './notes'
 import type { ModelProvider, Tools } from './provider'
-import { createRunner } from './runner'
+import { type CompactionBudget, createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
@@ -112,6 +112,13 @@ export interface EngineOptions extends ConnectionOptions {
    * mode); `false`: no note.
    */
   marker?: SiteMarker | false
+  /**
+   * Compaction by token budget: before a turn whose context is estimated above `contextTokens`
+   * (the last step's reported usage where known, else four characters a token), the built-in
+   * runner compacts with a summary the provider writes, keeping about `keepTokens` of the newest
+   * context (docs/decisions/0033, amendment). Default: none.
+   */
+  compaction?: CompactionBudget
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -506,14 +513,27 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     compact: guard('compact', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
       const { throughSeq, summary, id: givenId } = parseOrThrow(CompactRequest, request, 'compact request')
-      if (summary === undefined) {
-        throw new SessionlineError(
-          'invalid_input',
-          'compact needs a summary: summaries written by the provider are not supported yet',
-          { field: 'summary' },
-        )
-      }
       const summaryId = givenId ?? nanoid()
+      if (summary === undefined) {
+        // The provider writes it, outside any transaction, for the head read here; the commit
+        // below is refused (`conflict`) when the head moved meanwhile, so a compaction that is
+        // aborted, fails or is overtaken never changes the context (docs/decisions/0033).
+        if ((await host.turnState(id)).openTurn !== null) await runner.stopTurn(id)
+        const source = await history.compactionSource(id, throughSeq)
+        const written = await runner.summarize(id, source.rows)
+        return history.verb<'compact'>(id, async () => {
+          const [owner] = await idOwners(db, [summaryId])
+          return {
+            type: 'compact',
+            summary: written.usage
+              ? { id: summaryId, ...written, usage: written.usage }
+              : { id: summaryId, text: written.text },
+            throughId: source.throughId,
+            expectedHead: source.expectedHead,
+            owner,
+          }
+        })
+      }
       return history.verb<'compact'>(id, async ({ tree }) => {
         // The last row of the compactable path at or below throughSeq (all of it by default).
         const candidates = compactableIds(tree).filter(
@@ -895,6 +915,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
-  const runner = createRunner(host, { provider: options.provider, tools: options.tools, lockScope: dbName })
+  const runner = createRunner(host, {
+    provider: options.provider,
+    tools: options.tools,
+    lockScope: dbName,
+    ...(options.compaction ? { compaction: options.compaction } : {}),
+  })
   return { engine, host }
 }

@@ -30,8 +30,8 @@ export interface ContextAnswer {
 
 /**
  * `compact(sessionId, request)`: the summary that replaces the active path through the row at or
- * below `throughSeq` (default: all of it). A summary the provider writes is not built yet: until
- * it is, `summary` is required.
+ * below `throughSeq` (default: all of it). Without `summary`, the engine's provider writes it
+ * from the context it replaces (docs/decisions/0033, amendment).
  */
 export const CompactRequest = z.strictObject({
   throughSeq: Seq.optional(),
