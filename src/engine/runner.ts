@@ -227,8 +227,10 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           if (!(await leftToRun(sessionId))) return
         }
         // Before the turn opens (a compaction ends an open turn): within the budget again.
+        // Nothing pending: nothing to promote (input admitted from now on wakes the loop again,
+        // and is looked at before its turn opens).
         if (options.compaction) {
-          await compactOverBudget(sessionId, options.compaction)
+          if (!(await compactOverBudget(sessionId, options.compaction))) return
           if (control.signal.aborted || driver.paused) return
         }
         // The promoted rows belong to the turn this promote opened (an interrupt during it
@@ -322,23 +324,24 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   }
   /**
    * Compacts when the context and the prompts waiting to be promoted are estimated above the
-   * budget. A compaction that fails (the provider failed, the head moved, an interrupt) is
+   * budget; `false` when no input is pending (no turn to open). A compaction that fails (the provider failed, the head moved, an interrupt) is
    * reported when it is not an abort, and the turn runs on the context as it stands: it was
    * never changed.
    */
-  async function compactOverBudget(sessionId: string, budget: CompactionBudget): Promise<void> {
+  async function compactOverBudget(sessionId: string, budget: CompactionBudget): Promise<boolean> {
     const [{ rows }, pending] = await Promise.all([engine.context(sessionId), engine.pending(sessionId)])
-    if (pending.length === 0) return
+    if (pending.length === 0) return false
     const extra = pending.reduce((n, input) => n + input.text.length, 0)
-    if (estimateContextTokens(rows, extra).tokens <= budget.contextTokens) return
+    if (estimateContextTokens(rows, extra).tokens <= budget.contextTokens) return true
     const throughSeq = compactionThroughSeq(rows, budget.keepTokens)
-    if (throughSeq === undefined) return
+    if (throughSeq === undefined) return true
     try {
       await engine.compact(sessionId, { throughSeq })
     } catch (error) {
       const failure = asSessionlineError(error, 'internal')
       if (failure.code !== 'aborted') report(failure, sessionId)
     }
+    return true
   }
 
   /**
