@@ -23,6 +23,7 @@ import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
 import {
+  CompactionBudget,
   CompactRequest,
   ForkRequest,
   ReorderRequest,
@@ -71,7 +72,7 @@ import { createHistory } from './history'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes, isStopNote } from './notes'
 import type { ModelProvider, Tools } from './provider'
-import { type CompactionBudget, createRunner } from './runner'
+import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
@@ -131,6 +132,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
 export function createEngineWithHost(options: EngineOptions = {}): { engine: Engine; host: RunnerHost } {
   const dbName = options.dbName ?? 'sessionline'
   const now = options.now ?? Date.now
+  // Checked before anything opens: a bad budget is the caller's mistake, not a runtime state.
+  const compaction =
+    options.compaction === undefined
+      ? undefined
+      : parseOrThrow(CompactionBudget, options.compaction, 'compaction budget', ['compaction'])
   const attachmentLimits: AttachmentLimits = { ...DEFAULT_ATTACHMENT_LIMITS, ...options.attachments }
   const marker =
     options.marker === false
@@ -919,7 +925,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     provider: options.provider,
     tools: options.tools,
     lockScope: dbName,
-    ...(options.compaction ? { compaction: options.compaction } : {}),
+    ...(compaction ? { compaction } : {}),
   })
   return { engine, host }
 }

@@ -1,6 +1,7 @@
 import { compactionThroughSeq, estimateContextTokens } from '../core/compaction'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import type { TurnEndReason } from '../schema/events'
+import type { CompactionBudget } from '../schema/history'
 import { ConfigureRequest, type ProviderConfig } from '../schema/provider'
 import { acquireLock, type LockRequester, runnerLockName } from './locks'
 import type { ModelProvider, Tools } from './provider'
@@ -31,15 +32,6 @@ export interface RunnerOptions {
   locks?: LockRequester
   /** Compaction by token budget before a turn's first step (docs/decisions/0033, amendment). */
   compaction?: CompactionBudget
-}
-
-/**
- * Automatic compaction: before a turn whose context (with the prompts it takes) is estimated
- * above `contextTokens`, the runner compacts, keeping about `keepTokens` of the newest context.
- */
-export interface CompactionBudget {
-  contextTokens: number
-  keepTokens: number
 }
 
 const DEFAULT_MAX_STEPS = 24

@@ -45,6 +45,22 @@ export const CompactRequest = z.strictObject({
 })
 export type CompactRequest = z.infer<typeof CompactRequest>
 
+/**
+ * `createEngine({compaction})`: compact before a turn whose context is estimated above
+ * `contextTokens`, keeping about `keepTokens` of the newest context (less than `contextTokens`,
+ * or every compaction would leave the context over budget).
+ */
+export const CompactionBudget = z
+  .strictObject({
+    contextTokens: z.number().int().positive(),
+    keepTokens: z.number().int().nonnegative(),
+  })
+  .refine((b) => b.keepTokens < b.contextTokens, {
+    message: 'keepTokens must be less than contextTokens',
+    path: ['keepTokens'],
+  })
+export type CompactionBudget = z.infer<typeof CompactionBudget>
+
 /** `reorder(sessionId, inputId, request)`: the pending input to stand before (`null`: the end). */
 export const ReorderRequest = z.strictObject({ before: Id.nullable() })
 export type ReorderRequest = z.infer<typeof ReorderRequest>

@@ -244,3 +244,15 @@ test('compaction by budget: before a turn whose context would exceed contextToke
     await close()
   }
 })
+
+test('a compaction budget that cannot hold is refused as the engine is created', async () => {
+  for (const compaction of [
+    { contextTokens: 100, keepTokens: 100 },
+    { contextTokens: 0, keepTokens: 0 },
+    { contextTokens: 10.5, keepTokens: 1 },
+  ]) {
+    expect(await codeOf(inProcessEngine({ provider: smallModel().provider, compaction }))).toBe(
+      'invalid_input',
+    )
+  }
+})
