@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,tabs,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,tabs,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -66,6 +66,7 @@ const STEPS = [
   'stream-page',
   'peers',
   'provider-ai-sdk',
+  'context-growth',
   'tabs',
   'portability',
   'folds',
@@ -400,6 +401,12 @@ async function runInBrowser(report) {
     'provider-ai-sdk',
     'provider-ai-sdk: fromLanguageModel per delta vs the raw stream',
     'providerAiSdk',
+  )
+  await run(
+    'context-growth',
+    'context-growth: context() after a compaction, long history vs short',
+    'history',
+    900_000,
   )
   if (runs('tabs')) {
     log("(13) two tabs: cross-tab latency and a second tab's cold open, dedicated and shared workers")

@@ -56,6 +56,10 @@ export const BenchConfig = z.strictObject({
   providerDeltas: count,
   providerBatch: count,
   providerReps: count,
+  /** context-growth: turns of the long session (the last `historyTail` after a compaction), and timed reads per side. */
+  historyTurns: count,
+  historyTail: count,
+  historyReps: count,
   /** (12) `--huge`: the session sizes, in turns, the growth suite measures at (none: skipped). */
   growthSizes: z.array(count),
 })
@@ -94,6 +98,9 @@ export const FULL: BenchConfig = {
   providerDeltas: 5000,
   providerBatch: 100,
   providerReps: 9,
+  historyTurns: 100_000,
+  historyTail: 1000,
+  historyReps: 9,
   growthSizes: [],
 }
 
@@ -106,6 +113,8 @@ export const QUICK: BenchConfig = {
   writeReps: 3,
   providerDeltas: 2000,
   providerReps: 7,
+  historyTurns: 10_000,
+  historyReps: 7,
   // As many answers as the full run: a p95 of 20 or 40 flushes is nearly their slowest, and swung 0.5–1.9×.
   streamReps: 3,
   seedTurns: 1000,
@@ -152,6 +161,9 @@ export const NODE: BenchConfig = {
   jumpReps: 2,
   providerDeltas: 300,
   providerReps: 2,
+  historyTurns: 2000,
+  historyTail: 200,
+  historyReps: 3,
   peerPrompts: 6,
   peerReplies: 2,
   peerDeltas: 20,

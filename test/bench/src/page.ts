@@ -102,6 +102,7 @@ const bench = {
   search: (config: unknown) => remote.search(config),
   growth: (config: unknown) => remote.growth(config),
   providerAiSdk: (config: unknown) => remote.providerAiSdk(config),
+  history: (config: unknown) => remote.history(config),
   portability: (config: unknown) => remote.portability(config),
   jumps,
   peers,

@@ -1,0 +1,79 @@
+/**
+ * context-growth: what `context()` costs in a long session after a compaction, against the same
+ * read in a short one (docs/decisions/0033). Both sessions end with `historyTail` turns after a
+ * compaction; the long one has `historyTurns` turns of history before it, the short one a single
+ * turn. `context()` reads the rows after the path's last summary (and the summary), so it should
+ * not grow with the history: the target is ≤ 1.5×. Each side is read once untimed (an engine
+ * folds a session's tree the first time a verb or `context()` needs it), then timed warm.
+ */
+import type { Engine } from '../../../src/engine/types'
+import type { BenchConfig } from './config'
+import { type BenchEnv, freshEngine } from './env'
+import { seededTurns } from './fixtures'
+import { type Comparison, compare, figure } from './stats'
+
+const DB_NAME = 'bench-context-growth'
+
+/** `before` turns, a compaction of all of them, then `tail` turns; in writes of `perWrite` turns. */
+async function seedCompacted(
+  engine: Engine,
+  sessionId: string,
+  before: number,
+  tail: number,
+  perWrite: number,
+) {
+  await engine.createSession({ id: sessionId, title: sessionId })
+  const write = async (first: number, last: number) => {
+    for (let from = first; from <= last; from += perWrite)
+      await engine.append(sessionId, seededTurns(from, Math.min(last, from + perWrite - 1), `${sessionId}-`))
+  }
+  await write(1, before)
+  await engine.compact(sessionId, { summary: `the first ${before} turns` })
+  await write(before + 1, before + tail)
+}
+
+export async function runHistory(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
+  const engine = await freshEngine(env, DB_NAME)
+  try {
+    const long = 'context-long'
+    const short = 'context-short'
+    const t0 = performance.now()
+    await seedCompacted(
+      engine,
+      long,
+      cfg.historyTurns - cfg.historyTail,
+      cfg.historyTail,
+      cfg.seedTurnsPerWrite,
+    )
+    await seedCompacted(engine, short, 1, cfg.historyTail, cfg.seedTurnsPerWrite)
+    env.log(`context-growth: seeded in ${Math.round(performance.now() - t0)} ms`)
+    const [a, b] = await Promise.all([engine.context(long), engine.context(short)])
+    if (a.rows.length !== b.rows.length || a.rows[0]?.role !== 'summary')
+      throw new Error(`context-growth: contexts differ (${a.rows.length} vs ${b.rows.length} rows)`)
+    const times = { long: [] as number[], short: [] as number[] }
+    for (let rep = 0; rep < cfg.historyReps; rep++) {
+      // Sides alternate which goes first, so neither always meets a warmer database.
+      const order = rep % 2 === 0 ? [long, short] : [short, long]
+      for (const id of order) {
+        const started = performance.now()
+        await engine.context(id)
+        ;(id === long ? times.long : times.short).push(performance.now() - started)
+      }
+    }
+    return [
+      compare(
+        {
+          id: 'context-growth',
+          name: `context() after a compaction: ${cfg.historyTurns.toLocaleString('en')} turns vs ${(cfg.historyTail + 1).toLocaleString('en')}`,
+          op: `context() of a summary and ${cfg.historyTail.toLocaleString('en')} turns`,
+          target: 1.5,
+          note: 'reference: the same read in a session whose history before the compaction is one turn',
+        },
+        figure(times.long, 1),
+        figure(times.short, 1),
+      ),
+    ]
+  } finally {
+    await engine.close()
+  }
+}
