@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,tabs,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,tabs,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -67,6 +67,7 @@ const STEPS = [
   'peers',
   'provider-ai-sdk',
   'context-growth',
+  'switch-branch',
   'tabs',
   'portability',
   'folds',
@@ -406,6 +407,12 @@ async function runInBrowser(report) {
     'context-growth',
     'context-growth: context() after a compaction, long history vs short',
     'history',
+    900_000,
+  )
+  await run(
+    'switch-branch',
+    'switch-branch: switchBranch vs a cold open of the tail',
+    'switchBranch',
     900_000,
   )
   if (runs('tabs')) {

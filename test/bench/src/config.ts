@@ -60,6 +60,10 @@ export const BenchConfig = z.strictObject({
   historyTurns: count,
   historyTail: count,
   historyReps: count,
+  /** switch-branch: turns of the session, branches in it, and switches / cold opens timed. */
+  branchTurns: count,
+  branchCount: count,
+  branchReps: count,
   /** (12) `--huge`: the session sizes, in turns, the growth suite measures at (none: skipped). */
   growthSizes: z.array(count),
 })
@@ -101,6 +105,9 @@ export const FULL: BenchConfig = {
   historyTurns: 100_000,
   historyTail: 1000,
   historyReps: 9,
+  branchTurns: 10_000,
+  branchCount: 20,
+  branchReps: 9,
   growthSizes: [],
 }
 
@@ -115,6 +122,8 @@ export const QUICK: BenchConfig = {
   providerReps: 7,
   historyTurns: 10_000,
   historyReps: 7,
+  branchTurns: 5000,
+  branchReps: 7,
   // As many answers as the full run: a p95 of 20 or 40 flushes is nearly their slowest, and swung 0.5–1.9×.
   streamReps: 3,
   seedTurns: 1000,
@@ -164,6 +173,8 @@ export const NODE: BenchConfig = {
   historyTurns: 2000,
   historyTail: 200,
   historyReps: 3,
+  branchTurns: 500,
+  branchReps: 3,
   peerPrompts: 6,
   peerReplies: 2,
   peerDeltas: 20,

@@ -8,7 +8,7 @@
  */
 import type { Engine } from '../../../src/engine/types'
 import type { BenchConfig } from './config'
-import { type BenchEnv, freshEngine } from './env'
+import { type BenchEnv, freshEngine, openEngine } from './env'
 import { seededTurns } from './fixtures'
 import { type Comparison, compare, figure } from './stats'
 
@@ -75,5 +75,80 @@ export async function runHistory(env: BenchEnv, cfg: BenchConfig): Promise<Compa
     ]
   } finally {
     await engine.close()
+  }
+}
+
+/**
+ * switch-branch: `switchBranch` in a session of `branchTurns` turns with `branchCount` branches,
+ * each an edited prompt (`resend`) and its answer, forking every `BRANCH_SPACING` turns in the
+ * newest part of the history (as a branch picker on recent messages makes them), against a cold
+ * open of the tail in a new engine. A switch rewrites the rows whose visibility changes, so it
+ * costs in proportion to the rows between the two branches' fork points, not to the session.
+ */
+const BRANCH_SPACING = 10
+
+export async function runSwitchBranch(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
+  const dbName = `${DB_NAME}-branches`
+  const sessionId = 'branched'
+  const engine = await freshEngine(env, dbName)
+  let closed = false
+  const branchAnswers: string[] = []
+  try {
+    await engine.createSession({ id: sessionId, title: sessionId })
+    const turns = cfg.branchTurns
+    for (let from = 1; from <= turns; from += cfg.seedTurnsPerWrite)
+      await engine.append(sessionId, seededTurns(from, Math.min(turns, from + cfg.seedTurnsPerWrite - 1)))
+    for (let b = 1; b <= cfg.branchCount; b++) {
+      const forkTurn = turns - b * BRANCH_SPACING
+      await engine.resend(sessionId, `in-${forkTurn}`, { id: `branch-${b}`, text: `edited prompt ${b}` })
+      // A resend opens the session's next turn number, whatever branch it is on.
+      const turn = turns + b
+      const messageId = `branch-${b}-answer`
+      await engine.append(sessionId, [
+        { type: 'step/start', data: { turn, step: 1 } },
+        { type: 'assistant/start', data: { messageId, turn, step: 1 } },
+        { type: 'assistant/delta', data: { messageId, text: `answer on branch ${b}` } },
+        { type: 'assistant/end', data: { messageId, finish: 'stop' } },
+        { type: 'step/end', data: { turn, step: 1 } },
+        { type: 'turn/end', data: { turn, reason: 'completed' } },
+      ])
+      branchAnswers.push(messageId)
+    }
+    const targets = [`msg-${turns}-a`, ...branchAnswers]
+    // Warm: the engine has folded the tree once.
+    await engine.switchBranch(sessionId, targets[0]!)
+    const switches: number[] = []
+    const opens: number[] = []
+    for (let rep = 0; rep < cfg.branchReps; rep++) {
+      const target = targets[(rep * 7 + 1) % targets.length]!
+      const started = performance.now()
+      await engine.switchBranch(sessionId, target)
+      switches.push(performance.now() - started)
+    }
+    await engine.close()
+    closed = true
+    for (let rep = 0; rep < cfg.branchReps; rep++) {
+      const cold = openEngine(env, dbName)
+      const started = performance.now()
+      await Promise.all([cold.page(sessionId, { limit: cfg.tailLimit }), cold.outline(sessionId)])
+      opens.push(performance.now() - started)
+      await cold.close()
+    }
+    env.log(`switch-branch: ${turns} turns, ${cfg.branchCount} branches, ${cfg.branchReps} switches`)
+    return [
+      compare(
+        {
+          id: 'switch-branch',
+          name: `switchBranch in ${turns.toLocaleString('en')} turns with ${cfg.branchCount} branches vs a cold open of the tail`,
+          op: `a switch between branches forking up to ${cfg.branchCount * BRANCH_SPACING} turns back`,
+          target: 2,
+          note: `reference: page(${cfg.tailLimit}) and outline() in a new engine on the same session`,
+        },
+        figure(switches, 1),
+        figure(opens, 1),
+      ),
+    ]
+  } finally {
+    if (!closed) await engine.close()
   }
 }

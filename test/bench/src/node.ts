@@ -14,7 +14,7 @@ import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
 import { type BenchEnv, DB, freshEngine, LONG_SESSION, openEngine } from './env'
 import { runGrowth } from './growth'
-import { runHistory } from './history'
+import { runHistory, runSwitchBranch } from './history'
 import { runPeers } from './peers'
 import { channelEngine } from './peers-channel'
 import { runPortability } from './portability'
@@ -132,6 +132,8 @@ env.log('(12) growth with session length')
 comparisons.push(...(await runProviderAiSdk(env, cfg)))
 env.log('context-growth')
 comparisons.push(...(await runHistory(env, cfg)))
+env.log('switch-branch')
+comparisons.push(...(await runSwitchBranch(env, cfg)))
 comparisons.push(...(await runGrowth(env, cfg)))
 
 writeFileSync(

@@ -103,6 +103,7 @@ const bench = {
   growth: (config: unknown) => remote.growth(config),
   providerAiSdk: (config: unknown) => remote.providerAiSdk(config),
   history: (config: unknown) => remote.history(config),
+  switchBranch: (config: unknown) => remote.switchBranch(config),
   portability: (config: unknown) => remote.portability(config),
   jumps,
   peers,
