@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,tabs,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -68,6 +68,7 @@ const STEPS = [
   'provider-ai-sdk',
   'context-growth',
   'switch-branch',
+  'resend',
   'tabs',
   'portability',
   'folds',
@@ -415,6 +416,7 @@ async function runInBrowser(report) {
     'switchBranch',
     900_000,
   )
+  await run('resend', 'resend, regenerate: vs admit + promote', 'resend')
   if (runs('tabs')) {
     log("(13) two tabs: cross-tab latency and a second tab's cold open, dedicated and shared workers")
     const sizes =

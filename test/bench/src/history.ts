@@ -152,3 +152,71 @@ export async function runSwitchBranch(env: BenchEnv, cfg: BenchConfig): Promise<
     if (!closed) await engine.close()
   }
 }
+
+/**
+ * resend, regenerate: what the two verbs that open a turn cost against the ordinary way a turn
+ * opens, `admit` + `promote`, in the same session of `branchTurns / 10` turns (each side closes
+ * its turn untimed). A resend is an admit and a promotion in one transaction, plus the head move
+ * and the rows it rewrites; a regenerate the head move and the turn alone.
+ */
+export async function runResend(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
+  const sessionId = 'resend'
+  const engine = await freshEngine(env, `${DB_NAME}-resend`)
+  try {
+    await engine.createSession({ id: sessionId, title: sessionId })
+    const turns = Math.max(10, Math.floor(cfg.branchTurns / 10))
+    for (let from = 1; from <= turns; from += cfg.seedTurnsPerWrite)
+      await engine.append(sessionId, seededTurns(from, Math.min(turns, from + cfg.seedTurnsPerWrite - 1)))
+    let lastTurn = turns
+    const close = () =>
+      engine.append(sessionId, [{ type: 'turn/end', data: { turn: lastTurn, reason: 'completed' } }])
+    const times = { resend: [] as number[], regenerate: [] as number[], admit: [] as number[] }
+    const sides = {
+      // Each edits the newest prompt of the branch it left, so the head moves one step back each time.
+      resend: async (rep: number) => {
+        const { messages } = await engine.page(sessionId, { limit: 4 })
+        const prompt = messages.findLast((r) => r.role === 'user')!
+        const started = performance.now()
+        await engine.resend(sessionId, prompt.id, { id: `resent-${rep}`, text: `edited ${rep}` })
+        return performance.now() - started
+      },
+      regenerate: async () => {
+        const { messages } = await engine.page(sessionId, { limit: 4 })
+        const prompt = messages.findLast((r) => r.role === 'user')!
+        const started = performance.now()
+        await engine.regenerate(sessionId, prompt.id)
+        return performance.now() - started
+      },
+      admit: async (rep: number) => {
+        const started = performance.now()
+        await engine.admit(sessionId, { id: `admitted-${rep}`, text: `prompt ${rep}`, delivery: 'queue' })
+        await engine.promote(sessionId, 'settled')
+        return performance.now() - started
+      },
+    }
+    for (let rep = -1; rep < cfg.branchReps; rep++) {
+      for (const side of ['resend', 'regenerate', 'admit'] as const) {
+        const elapsed = await sides[side](rep)
+        lastTurn += 1
+        await close()
+        if (rep >= 0) times[side].push(elapsed)
+      }
+    }
+    env.log(`resend, regenerate: ${cfg.branchReps} each in a session of ${turns} turns`)
+    const op = (verb: string) => `${verb} (one transaction) vs admit + promote (two)`
+    return [
+      compare(
+        { id: 'resend', name: 'resend vs admit + promote', op: op('resend'), target: 1.5 },
+        figure(times.resend, 1),
+        figure(times.admit, 1),
+      ),
+      compare(
+        { id: 'regenerate', name: 'regenerate vs admit + promote', op: op('regenerate'), target: 1.5 },
+        figure(times.regenerate, 1),
+        figure(times.admit, 1),
+      ),
+    ]
+  } finally {
+    await engine.close()
+  }
+}

@@ -104,6 +104,7 @@ const bench = {
   providerAiSdk: (config: unknown) => remote.providerAiSdk(config),
   history: (config: unknown) => remote.history(config),
   switchBranch: (config: unknown) => remote.switchBranch(config),
+  resend: (config: unknown) => remote.resend(config),
   portability: (config: unknown) => remote.portability(config),
   jumps,
   peers,
