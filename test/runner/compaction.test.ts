@@ -256,3 +256,25 @@ test('a compaction budget that cannot hold is refused as the engine is created',
     )
   }
 })
+
+test('an engine that closes while the provider writes the summary leaves the log as it was: a cold engine reads the same context', async () => {
+  const model = smallModel()
+  const started = await startEngine({ provider: model.provider })
+  const { engine, sessionId, dbName } = started
+  await converse(engine, sessionId, ['p1', 'p2'])
+  const log = await allEvents(engine, sessionId)
+  const context = await engine.context(sessionId)
+  model.hold = new Promise<void>(() => {})
+  const asked = model.summaryAsked()
+  const compaction = codeOf(engine.compact(sessionId, {}))
+  await asked
+  await started.close()
+  expect(await compaction).toBe('aborted')
+  const cold = await inProcessEngine({ dbName })
+  try {
+    expect(await allEvents(cold.engine, sessionId)).toEqual(log)
+    expect(await cold.engine.context(sessionId)).toEqual(context)
+  } finally {
+    await cold.close()
+  }
+})
