@@ -5,6 +5,7 @@
  * An aborted, failed or overtaken compaction commits nothing and leaves the context as it was;
  * a rewind across a compaction brings back exactly the rows it replaced; a cold engine agrees.
  */
+import fc from 'fast-check'
 import { expect, test } from 'vitest'
 import type { ModelProvider, ProviderRequest } from '../../src/engine/provider'
 import { abortError } from '../../src/engine/providers/abort'
@@ -278,3 +279,85 @@ test('an engine that closes while the provider writes the summary leaves the log
     await cold.close()
   }
 })
+
+test('property: prompts, rewinds and compactions that succeed, abort or fail; a failed one changes nothing, context ⊆ visible, a cold engine agrees', async () => {
+  type Action = { type: 'prompt' } | { type: 'compact' | 'abort' | 'fail' | 'rewind'; pick: number }
+  const action: fc.Arbitrary<Action> = fc.oneof(
+    fc.constant({ type: 'prompt' as const }),
+    fc.record({
+      type: fc.constantFrom('compact' as const, 'abort' as const, 'fail' as const, 'rewind' as const),
+      pick: fc.nat(20),
+    }),
+  )
+  let run = 0
+  await fc.assert(
+    fc.asyncProperty(fc.array(action, { minLength: 2, maxLength: 7 }), async (actions) => {
+      const model = smallModel()
+      const started = await startEngine({ provider: model.provider })
+      const { engine, sessionId, dbName } = started
+      let closed = false
+      let n = 0
+      try {
+        for (const a of actions) {
+          const shown = await visible(engine, sessionId)
+          const pickRow = (pick: number, rows: SessionMessage[]) => rows[pick % Math.max(rows.length, 1)]
+          if (a.type === 'prompt') {
+            await converse(engine, sessionId, [`run${run}-p${n++}`])
+          } else if (a.type === 'rewind') {
+            const prompt = pickRow(
+              a.pick,
+              shown.filter((r) => r.role === 'user'),
+            )
+            if (prompt) await engine.rewind(sessionId, prompt.id)
+          } else {
+            const log = await allEvents(engine, sessionId)
+            const context = await engine.context(sessionId)
+            const through = pickRow(a.pick, shown)?.seq
+            model.failSummary = a.type === 'fail'
+            let release!: () => void
+            model.hold = a.type === 'abort' ? new Promise<void>((resolve) => (release = resolve)) : null
+            const asked = model.summaryAsked()
+            const outcome = codeOf(
+              engine.compact(sessionId, through === undefined ? {} : { throughSeq: through }),
+            )
+            if (a.type === 'abort') {
+              // Refused before the provider was asked (nothing to compact), or aborted while it writes.
+              const first = await Promise.race([asked.then(() => 'asked'), outcome])
+              if (first === 'asked') await engine.interrupt(sessionId)
+              release()
+            }
+            const code = await outcome.catch((error: unknown) =>
+              error instanceof Error ? 'succeeded' : 'odd',
+            )
+            if (a.type === 'compact' && code === 'succeeded') {
+              expect((await engine.context(sessionId)).rows[0]!.role).toBe('summary')
+            } else {
+              // Every refusal is typed, and leaves the log and the context as they were.
+              expect(['aborted', 'provider_error', 'invalid_input', 'invalid_state']).toContain(code)
+              expect(await allEvents(engine, sessionId)).toEqual(log)
+              expect(await engine.context(sessionId)).toEqual(context)
+            }
+            model.failSummary = false
+            model.hold = null
+          }
+          const visibleIds = new Set(ids(await visible(engine, sessionId)))
+          for (const row of (await engine.context(sessionId)).rows) expect(visibleIds.has(row.id)).toBe(true)
+        }
+        const warm = { rows: await everyRow(engine, sessionId), context: await engine.context(sessionId) }
+        await started.close()
+        closed = true
+        const cold = await inProcessEngine({ dbName })
+        try {
+          expect(await everyRow(cold.engine, sessionId)).toEqual(warm.rows)
+          expect(await cold.engine.context(sessionId)).toEqual(warm.context)
+        } finally {
+          await cold.close()
+        }
+      } finally {
+        run += 1
+        if (!closed) await started.close()
+      }
+    }),
+    { numRuns: 12 },
+  )
+}, 120_000)
