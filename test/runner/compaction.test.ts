@@ -361,3 +361,28 @@ test('property: prompts, rewinds and compactions that succeed, abort or fail; a 
     { numRuns: 12 },
   )
 }, 120_000)
+
+test('Stop during an automatic compaction aborts it: nothing committed, the prompt stays pending, the context as it was', async () => {
+  const model = smallModel()
+  const { engine, sessionId, close } = await startEngine({
+    provider: model.provider,
+    compaction: { contextTokens: 20, keepTokens: 5 },
+  })
+  try {
+    // The first answer reports input ceil(2/4) = 1 and output 10; p2 is 60 characters (15
+    // tokens), so the estimate before p2 is 26 > 20 and the runner compacts first.
+    await converse(engine, sessionId, ['p1'])
+    const log = await allEvents(engine, sessionId)
+    const context = await engine.context(sessionId)
+    model.hold = new Promise<void>(() => {})
+    const asked = model.summaryAsked()
+    await engine.admit(sessionId, { id: 'p2', text: 'x'.repeat(60), delivery: 'queue' })
+    await asked
+    await engine.interrupt(sessionId)
+    expect(await allEvents(engine, sessionId)).toEqual(log)
+    expect(await engine.context(sessionId)).toEqual(context)
+    expect((await engine.pending(sessionId)).map((p) => p.id)).toEqual(['p2'])
+  } finally {
+    await close()
+  }
+})
