@@ -23,6 +23,7 @@ import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { AppendEvents } from '../schema/events'
 import {
+  CompactionBudget,
   CompactRequest,
   ForkRequest,
   ReorderRequest,
@@ -112,6 +113,13 @@ export interface EngineOptions extends ConnectionOptions {
    * mode); `false`: no note.
    */
   marker?: SiteMarker | false
+  /**
+   * Compaction by token budget: before a turn whose context is estimated above `contextTokens`
+   * (the last step's reported usage where known, else four characters a token), the built-in
+   * runner compacts with a summary the provider writes, keeping about `keepTokens` of the newest
+   * context (docs/decisions/0033, amendment). Default: none.
+   */
+  compaction?: CompactionBudget
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -124,6 +132,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
 export function createEngineWithHost(options: EngineOptions = {}): { engine: Engine; host: RunnerHost } {
   const dbName = options.dbName ?? 'sessionline'
   const now = options.now ?? Date.now
+  // Checked before anything opens: a bad budget is the caller's mistake, not a runtime state.
+  const compaction =
+    options.compaction === undefined
+      ? undefined
+      : parseOrThrow(CompactionBudget, options.compaction, 'compaction budget', ['compaction'])
   const attachmentLimits: AttachmentLimits = { ...DEFAULT_ATTACHMENT_LIMITS, ...options.attachments }
   const marker =
     options.marker === false
@@ -506,14 +519,27 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     compact: guard('compact', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
       const { throughSeq, summary, id: givenId } = parseOrThrow(CompactRequest, request, 'compact request')
-      if (summary === undefined) {
-        throw new SessionlineError(
-          'invalid_input',
-          'compact needs a summary: summaries written by the provider are not supported yet',
-          { field: 'summary' },
-        )
-      }
       const summaryId = givenId ?? nanoid()
+      if (summary === undefined) {
+        // The provider writes it, outside any transaction, for the head read here; the commit
+        // below is refused (`conflict`) when the head moved meanwhile, so a compaction that is
+        // aborted, fails or is overtaken never changes the context (docs/decisions/0033).
+        if ((await host.turnState(id)).openTurn !== null) await runner.stopTurn(id)
+        const source = await history.compactionSource(id, throughSeq)
+        const written = await runner.summarize(id, source.rows)
+        return history.verb<'compact'>(id, async () => {
+          const [owner] = await idOwners(db, [summaryId])
+          return {
+            type: 'compact',
+            summary: written.usage
+              ? { id: summaryId, ...written, usage: written.usage }
+              : { id: summaryId, text: written.text },
+            throughId: source.throughId,
+            expectedHead: source.expectedHead,
+            owner,
+          }
+        })
+      }
       return history.verb<'compact'>(id, async ({ tree }) => {
         // The last row of the compactable path at or below throughSeq (all of it by default).
         const candidates = compactableIds(tree).filter(
@@ -895,6 +921,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
-  const runner = createRunner(host, { provider: options.provider, tools: options.tools, lockScope: dbName })
+  const runner = createRunner(host, {
+    provider: options.provider,
+    tools: options.tools,
+    lockScope: dbName,
+    ...(compaction ? { compaction } : {}),
+  })
   return { engine, host }
 }

@@ -27,13 +27,16 @@ import {
 } from '../core/history-decide'
 import {
   branchOf,
+  compactableIds,
   contextFor,
   contextIds,
   contextOfVisible,
   emptyTree,
   evolveTree,
   type HistoryTree,
+  headOf,
   nodeOf,
+  pathOf,
   placed,
   siblingIds,
   visibilityChanges,
@@ -234,6 +237,57 @@ export function createHistory({
   }
 
   /**
+   * What a summary the provider writes is written from (docs/decisions/0033, amendment): the
+   * head it is for, the row it will replace through (the last compactable row at or below
+   * `throughSeq`), and the context up to that row (the path's last summary first, as the model
+   * gets it). Read in one transaction; nothing is written.
+   */
+  async function compactionSource(
+    sessionId: string,
+    throughSeq: number | undefined,
+  ): Promise<{ expectedHead: string | null; throughId: string | null; rows: SessionMessage[] }> {
+    return inRead(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      if (row.source !== 'native') {
+        throw new SessionlineError(
+          'invalid_state',
+          `session ${JSON.stringify(sessionId)} was imported from ${row.source}: imported sessions are read-only`,
+          { sessionId, source: row.source },
+        )
+      }
+      const tree = await treeOf(row)
+      const expectedHead = headOf(tree)
+      if (expectedHead === null) {
+        throw new SessionlineError('invalid_state', 'nothing to compact: the path is empty', { sessionId })
+      }
+      const candidates = compactableIds(tree).filter(
+        (id) => throughSeq === undefined || nodeOf(tree, id)!.seq <= throughSeq,
+      )
+      const throughId = candidates[candidates.length - 1]
+      if (throughId === undefined) {
+        throw new SessionlineError(
+          'invalid_input',
+          `no row at or below seq ${throughSeq} can be compacted: it lies before the path's last summary`,
+          { throughSeq },
+        )
+      }
+      // The path through `throughId`: the rows the summary will stand for.
+      const path = pathOf(tree)
+      const replaced = new Set(path.slice(0, path.indexOf(throughId) + 1))
+      const ids = contextIds(tree).filter((id) => replaced.has(id))
+      const stored = (await db.messages.bulkGet(ids)).filter((r): r is SessionMessage => r !== undefined)
+      const whole = row.lagging ? await currentRows(db, row, stored) : stored
+      const byId = new Map(whole.map((r) => [r.id, r]))
+      return {
+        expectedHead,
+        throughId,
+        rows: contextFor(tree, (id) => (replaced.has(id) ? byId.get(id) : undefined)),
+      }
+    })
+  }
+
+  /**
    * Outline entries as the rail shows them: a turn none of whose rows is on the active path (and
    * that is not the open one) is marked `inactive`, as an import marks its superseded turns.
    * Positions stay as stored, so slices keep their meaning.
@@ -331,5 +385,5 @@ export function createHistory({
     trees.delete(sessionId)
   }
 
-  return { verb, context, fork, markOutline, forget }
+  return { verb, context, compactionSource, fork, markOutline, forget }
 }

@@ -27,6 +27,8 @@ export interface ToolSpec {
 
 export interface ProviderRequest {
   sessionId: string
+  /** The turn and step this request answers; both 0 for the request that writes a compaction's
+   *  summary (its context ends with a synthetic user row asking for it, and no tools are offered). */
   turn: number
   step: number
   /** The model-visible transcript: visible rows only, in seq order but for the path's last

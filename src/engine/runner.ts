@@ -1,5 +1,7 @@
+import { compactionThroughSeq, estimateContextTokens } from '../core/compaction'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import type { TurnEndReason } from '../schema/events'
+import type { CompactionBudget } from '../schema/history'
 import { ConfigureRequest, type ProviderConfig } from '../schema/provider'
 import { acquireLock, type LockRequester, runnerLockName } from './locks'
 import type { ModelProvider, Tools } from './provider'
@@ -9,6 +11,7 @@ import type { VisibleContext } from './runner-context'
 import { createRecovery } from './runner-recovery'
 import { asSessionlineError, createStepRunner, type TurnSetup } from './runner-step'
 import { toolSpecs } from './runner-tools'
+import { summarizeContext } from './summarize'
 import { createDemoTools } from './tools'
 import type { Runner, RunnerHost, TurnState } from './types'
 
@@ -27,6 +30,8 @@ export interface RunnerOptions {
   onError?: (error: SessionlineError, sessionId: string) => void
   /** Lock manager; defaults to `navigator.locks`, or an in-process one where that is missing. */
   locks?: LockRequester
+  /** Compaction by token budget before a turn's first step (docs/decisions/0033, amendment). */
+  compaction?: CompactionBudget
 }
 
 const DEFAULT_MAX_STEPS = 24
@@ -97,6 +102,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   let closed = false
   /** Listening to other engines' Stop requests, from the first time this runner took a lock. */
   let stopRequests: (() => void) | undefined
+  /** Summaries being written, per session: an interrupt or closing aborts them. */
+  const summarizing = new Map<string, Set<AbortController>>()
 
   function use(choice: ProviderConfig | ModelProvider | undefined): void {
     if (typeof choice === 'function') {
@@ -211,6 +218,13 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           firstUnderLock = false
           if (!(await leftToRun(sessionId))) return
         }
+        // Before the turn opens (a compaction ends an open turn): within the budget again.
+        // Nothing pending: nothing to promote (input admitted from now on wakes the loop again,
+        // and is looked at before its turn opens).
+        if (options.compaction) {
+          if (!(await compactOverBudget(sessionId, options.compaction))) return
+          if (control.signal.aborted || driver.paused) return
+        }
         // The promoted rows belong to the turn this promote opened (an interrupt during it
         // ends that turn at once: runTurn looks at the signal before its first step).
         const [first] = await engine.promote(sessionId, 'settled')
@@ -300,6 +314,28 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       driver.paused = true
     }
   }
+  /**
+   * Compacts when the context and the prompts waiting to be promoted are estimated above the
+   * budget; `false` when no input is pending (no turn to open). A compaction that fails (the provider failed, the head moved, an interrupt) is
+   * reported when it is not an abort, and the turn runs on the context as it stands: it was
+   * never changed.
+   */
+  async function compactOverBudget(sessionId: string, budget: CompactionBudget): Promise<boolean> {
+    const [{ rows }, pending] = await Promise.all([engine.context(sessionId), engine.pending(sessionId)])
+    if (pending.length === 0) return false
+    const extra = pending.reduce((n, input) => n + input.text.length, 0)
+    if (estimateContextTokens(rows, extra).tokens <= budget.contextTokens) return true
+    const throughSeq = compactionThroughSeq(rows, budget.keepTokens)
+    if (throughSeq === undefined) return true
+    try {
+      await engine.compact(sessionId, { throughSeq })
+    } catch (error) {
+      const failure = asSessionlineError(error, 'internal')
+      if (failure.code !== 'aborted') report(failure, sessionId)
+    }
+    return true
+  }
+
   /**
    * Whether the open turn was opened by a history verb (docs/decisions/0033) and no step of it
    * ran: the log ends `history/head`, `turn/start` and, for a resend, its prompt.
@@ -444,6 +480,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 
     async interrupt(sessionId) {
       if (closed) return
+      // A summary being written is stopped too: its compaction commits nothing.
+      for (const control of summarizing.get(sessionId) ?? []) control.abort()
       const driver = driverOf(sessionId)
       driver.paused = true
       if (driver.turn) {
@@ -454,6 +492,33 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       }
       // No turn runs here: the open turn, if any, is another engine's, or nobody's.
       await stopElsewhere(sessionId)
+    },
+
+    async summarize(sessionId, context) {
+      if (closed) throw new SessionlineError('invalid_state', 'The runner is closed')
+      const chosen = provider
+      if (!chosen) {
+        throw new SessionlineError(
+          'invalid_state',
+          'compact without a summary needs a provider to write it: configure one, or pass `summary`',
+          { field: 'summary' },
+        )
+      }
+      const control = new AbortController()
+      const running = summarizing.get(sessionId) ?? new Set<AbortController>()
+      summarizing.set(sessionId, running)
+      running.add(control)
+      try {
+        return await summarizeContext(chosen, {
+          sessionId,
+          context,
+          signal: control.signal,
+          attachment: (attachmentId) => engine.attachment(attachmentId),
+        })
+      } finally {
+        running.delete(control)
+        if (running.size === 0) summarizing.delete(sessionId)
+      }
     },
 
     async stopTurn(sessionId) {
@@ -483,6 +548,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       unsubscribe()
       stopRequests?.()
       closing.abort()
+      for (const running of summarizing.values()) for (const control of running) control.abort()
       const loops: Promise<void>[] = []
       for (const driver of drivers.values()) {
         driver.turn?.control.abort('close' satisfies StopReason)

@@ -1,6 +1,6 @@
 import type { TurnState } from '../core/transcript'
 import type { ApprovalAnswer, RevokeToolApproval, ToolApprovals } from '../schema/approvals'
-import type { Delivery, Json } from '../schema/common'
+import type { Delivery, Json, Usage } from '../schema/common'
 import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type {
@@ -248,6 +248,12 @@ export interface Runner {
    * and wait for its end; nothing when it drives none (the verb ends a turn it finds open).
    */
   stopTurn(sessionId: string): Promise<void>
+  /**
+   * The summary of `context` (the rows a compaction replaces) written by the provider, with the
+   * usage of that request; `aborted` when an interrupt or closing stops it, `invalid_state`
+   * without a provider. Writes nothing (docs/decisions/0033, amendment).
+   */
+  summarize(sessionId: string, context: readonly SessionMessage[]): Promise<{ text: string; usage?: Usage }>
   /**
    * Take over from a runner that is gone: close the turn it left open (`turn/end interrupted`) if
    * no live runner owns it, and run the input it had accepted, unless the log's last turn was

@@ -30,8 +30,8 @@ export interface ContextAnswer {
 
 /**
  * `compact(sessionId, request)`: the summary that replaces the active path through the row at or
- * below `throughSeq` (default: all of it). A summary the provider writes is not built yet: until
- * it is, `summary` is required.
+ * below `throughSeq` (default: all of it). Without `summary`, the engine's provider writes it
+ * from the context it replaces (docs/decisions/0033, amendment).
  */
 export const CompactRequest = z.strictObject({
   throughSeq: Seq.optional(),
@@ -44,6 +44,22 @@ export const CompactRequest = z.strictObject({
     .optional(),
 })
 export type CompactRequest = z.infer<typeof CompactRequest>
+
+/**
+ * `createEngine({compaction})`: compact before a turn whose context is estimated above
+ * `contextTokens`, keeping about `keepTokens` of the newest context (less than `contextTokens`,
+ * or every compaction would leave the context over budget).
+ */
+export const CompactionBudget = z
+  .strictObject({
+    contextTokens: z.number().int().positive(),
+    keepTokens: z.number().int().nonnegative(),
+  })
+  .refine((b) => b.keepTokens < b.contextTokens, {
+    message: 'keepTokens must be less than contextTokens',
+    path: ['keepTokens'],
+  })
+export type CompactionBudget = z.infer<typeof CompactionBudget>
 
 /** `reorder(sessionId, inputId, request)`: the pending input to stand before (`null`: the end). */
 export const ReorderRequest = z.strictObject({ before: Id.nullable() })

@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,tabs,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -66,6 +66,9 @@ const STEPS = [
   'stream-page',
   'peers',
   'provider-ai-sdk',
+  'context-growth',
+  'switch-branch',
+  'resend',
   'tabs',
   'portability',
   'folds',
@@ -401,6 +404,19 @@ async function runInBrowser(report) {
     'provider-ai-sdk: fromLanguageModel per delta vs the raw stream',
     'providerAiSdk',
   )
+  await run(
+    'context-growth',
+    'context-growth: context() after a compaction, long history vs short',
+    'history',
+    900_000,
+  )
+  await run(
+    'switch-branch',
+    'switch-branch: switchBranch vs a cold open of the tail',
+    'switchBranch',
+    900_000,
+  )
+  await run('resend', 'resend, regenerate: vs admit + promote', 'resend')
   if (runs('tabs')) {
     log("(13) two tabs: cross-tab latency and a second tab's cold open, dedicated and shared workers")
     const sizes =

@@ -56,6 +56,14 @@ export const BenchConfig = z.strictObject({
   providerDeltas: count,
   providerBatch: count,
   providerReps: count,
+  /** context-growth: turns of the long session (the last `historyTail` after a compaction), and timed reads per side. */
+  historyTurns: count,
+  historyTail: count,
+  historyReps: count,
+  /** switch-branch: turns of the session, branches in it, and switches / cold opens timed. */
+  branchTurns: count,
+  branchCount: count,
+  branchReps: count,
   /** (12) `--huge`: the session sizes, in turns, the growth suite measures at (none: skipped). */
   growthSizes: z.array(count),
 })
@@ -94,6 +102,12 @@ export const FULL: BenchConfig = {
   providerDeltas: 5000,
   providerBatch: 100,
   providerReps: 9,
+  historyTurns: 100_000,
+  historyTail: 1000,
+  historyReps: 9,
+  branchTurns: 10_000,
+  branchCount: 20,
+  branchReps: 9,
   growthSizes: [],
 }
 
@@ -106,6 +120,10 @@ export const QUICK: BenchConfig = {
   writeReps: 3,
   providerDeltas: 2000,
   providerReps: 7,
+  historyTurns: 10_000,
+  historyReps: 7,
+  branchTurns: 5000,
+  branchReps: 7,
   // As many answers as the full run: a p95 of 20 or 40 flushes is nearly their slowest, and swung 0.5–1.9×.
   streamReps: 3,
   seedTurns: 1000,
@@ -152,6 +170,11 @@ export const NODE: BenchConfig = {
   jumpReps: 2,
   providerDeltas: 300,
   providerReps: 2,
+  historyTurns: 2000,
+  historyTail: 200,
+  historyReps: 3,
+  branchTurns: 500,
+  branchReps: 3,
   peerPrompts: 6,
   peerReplies: 2,
   peerDeltas: 20,

@@ -14,6 +14,7 @@ import { exposeEngine } from '../../../worker/index'
 import { resolveConfig } from './config'
 import { type BenchEnv, DB, freshEngine, LONG_SESSION, openEngine } from './env'
 import { runGrowth } from './growth'
+import { runHistory, runResend, runSwitchBranch } from './history'
 import { runPeers } from './peers'
 import { channelEngine } from './peers-channel'
 import { runPortability } from './portability'
@@ -129,6 +130,12 @@ env.log('(10) stream-page (MessageChannel)')
 }
 env.log('(12) growth with session length')
 comparisons.push(...(await runProviderAiSdk(env, cfg)))
+env.log('context-growth')
+comparisons.push(...(await runHistory(env, cfg)))
+env.log('switch-branch')
+comparisons.push(...(await runSwitchBranch(env, cfg)))
+env.log('resend, regenerate')
+comparisons.push(...(await runResend(env, cfg)))
 comparisons.push(...(await runGrowth(env, cfg)))
 
 writeFileSync(

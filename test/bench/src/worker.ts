@@ -10,6 +10,7 @@ import { exposeEngine } from '../../../worker/index'
 import { BenchConfig } from './config'
 import { type BenchEnv, DB, freshEngine, openEngine } from './env'
 import { runGrowth } from './growth'
+import { runHistory, runResend, runSwitchBranch } from './history'
 import { servePeerEngine, stopPeerEngine } from './peers-engine'
 import { runPortability } from './portability'
 import { runProviderAiSdk } from './provider-ai-sdk'
@@ -39,6 +40,9 @@ const api = {
   search: (config: unknown) => runSearch(env, BenchConfig.parse(config)),
   growth: (config: unknown) => runGrowth(env, BenchConfig.parse(config)),
   providerAiSdk: (config: unknown) => runProviderAiSdk(env, BenchConfig.parse(config)),
+  history: (config: unknown) => runHistory(env, BenchConfig.parse(config)),
+  switchBranch: (config: unknown) => runSwitchBranch(env, BenchConfig.parse(config)),
+  resend: (config: unknown) => runResend(env, BenchConfig.parse(config)),
   portability: (config: unknown) => runPortability(env, BenchConfig.parse(config)),
   serve(ports: { sessionline: MessagePort; raw: MessagePort }) {
     const engine = exposeEngine(openEngine(env, DB.longSl), ports.sessionline)
