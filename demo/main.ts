@@ -9,6 +9,7 @@ import {
   type SessionView,
   type TimelineSnapshot,
 } from '../src/index'
+import { replacedBy, siblingOf } from './history/tree'
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
 import { Composer } from './ui/composer'
@@ -118,7 +119,50 @@ const transcript = new Transcript($('#transcript-host'), {
   turnsIn: (fromSeq, toSeq) => turnsBetween(fromSeq, toSeq),
   respond: (callId, answer) =>
     void view?.respondToApproval(callId, answer).catch(report('Could not answer the tool call')),
+  history: {
+    editable: () => view !== undefined && readOnlyNote(view.sessionId) === undefined,
+    resend: (messageId, text) => onOpen((id) => client.resend(id, messageId, { text }), 'Could not resend'),
+    regenerate: (messageId) => onOpen((id) => client.regenerate(id, messageId), 'Could not regenerate'),
+    rewind: (messageId) =>
+      onOpen(async (id) => {
+        const { text } = await client.rewind(id, messageId)
+        composer.setText(text)
+      }, 'Could not rewind'),
+    switchBranch: (messageId, step) =>
+      onOpen(async (id) => {
+        const sibling = await siblingOf(client, id, messageId, step)
+        if (sibling) await client.switchBranch(id, sibling)
+      }, 'Could not switch branches'),
+    replaced: (summary) => (view ? replacedBy(client, view.sessionId, summary.id) : Promise.resolve([])),
+  },
 })
+
+/**
+ * Runs a history verb on the open session. The view follows the head by itself (a moved head
+ * resets its watch), so nothing is re-read here; a failure becomes a notice.
+ */
+function onOpen(verb: (sessionId: string) => Promise<unknown>, failure: string): void {
+  if (!view) return
+  verb(view.sessionId).then(() => transcript.followTail(), report(failure))
+}
+
+/** "Continue in a new session": the visible path, under new ids, in a native (writable) session. */
+async function forkSession(): Promise<void> {
+  if (!view) return
+  const source = sessions.find((s) => s.id === view?.sessionId)
+  const fork = await client.fork(view.sessionId, { title: `${source?.title || 'Session'} (continued)` })
+  await refreshSessions()
+  await openSession(fork.id)
+  composer.focus()
+}
+
+/** Compact: the summary the person typed replaces the whole visible path. */
+async function compactSession(): Promise<void> {
+  if (!view) return
+  const summary = prompt('Summary of the conversation so far (it replaces the history the model sees):')
+  if (summary === null || summary.trim() === '') return
+  await client.compact(view.sessionId, { summary })
+}
 
 /** Turns of the open session that start within `fromSeq..toSeq` (what a gap hides). */
 function turnsBetween(fromSeq: number, toSeq: number): number {
@@ -134,6 +178,9 @@ const rail = new Rail($('#rail'), {
 const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
   edit: (id, text) => void view?.edit(id, text).catch(report('Could not edit')),
+  reorder: (id, before) =>
+    onOpen((sessionId) => client.reorder(sessionId, id, { before }), 'Could not reorder the queue'),
+  steer: (id) => onOpen((sessionId) => client.setDelivery(sessionId, id, 'steer'), 'Could not steer'),
 })
 const composer = new Composer(
   {
@@ -404,6 +451,11 @@ $('#open-settings').addEventListener('click', () => {
   void storagePanel.refresh().catch(report('Could not read the storage figures'))
 })
 $('#open-search').addEventListener('click', () => searchBox.open())
+$('#fork-session').addEventListener('click', () => void forkSession().catch(report('Could not fork')))
+$('#compact-session').addEventListener(
+  'click',
+  () => void compactSession().catch(report('Could not compact')),
+)
 for (const button of document.querySelectorAll<HTMLButtonElement>('[data-seed]')) {
   button.addEventListener('click', () => void seed(Number(button.dataset.seed)))
 }

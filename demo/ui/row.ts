@@ -8,6 +8,7 @@ import type {
   TimelineRow,
 } from '../../src/index'
 import { h, setAttrs, setText, toggleClass } from './dom'
+import { type HistoryActions, HistoryControls, replacedRegion } from './history-controls'
 import { MarkdownView } from './markdown-view'
 
 export interface RowActions {
@@ -18,6 +19,8 @@ export interface RowActions {
   turnsIn(fromSeq: number, toSeq: number): number
   /** Answers a tool call that waits for approval (its card's Approve, Deny and Always). */
   respond(callId: string, answer: ApprovalAnswer): void
+  /** Edit, regenerate, rewind and the branch picker; without them a row shows none. */
+  history?: HistoryActions
 }
 
 /** The approval card's buttons: a person's three answers, in reading (and tab) order. */
@@ -107,13 +110,21 @@ export class RowView {
   private readonly body = h('div', { class: 'row__body' })
   private current: TimelineRow | undefined
   private turnStart = false
+  private readonly history: HistoryControls | undefined
+  private replaced: HTMLElement | undefined
 
   constructor(
     readonly key: string,
     private readonly actions: RowActions,
   ) {
+    this.history = actions.history && new HistoryControls(actions.history, this.body)
     this.node = h('article', { class: 'row', attrs: { 'data-key': key } }, [
-      h('header', { class: 'row__meta' }, [this.role, this.badge, this.retry]),
+      h('header', { class: 'row__meta' }, [
+        this.role,
+        this.badge,
+        this.retry,
+        ...(this.history ? [this.history.node] : []),
+      ]),
       this.body,
     ])
     this.retry.hidden = true
@@ -205,7 +216,14 @@ export class RowView {
                 : ''
     setText(this.badge, badge)
     this.retry.hidden = true
-    this.renderParts(message.parts, MARKDOWN_ROLES.has(message.role))
+    this.history?.update(message)
+    if (message.role === 'summary' && this.actions.history && !this.replaced) {
+      this.replaced = replacedRegion(this.actions.history!, () =>
+        this.current?.kind === 'message' ? this.current.message : undefined,
+      )
+      this.node.append(this.replaced)
+    }
+    if (!this.history?.editing) this.renderParts(message.parts, MARKDOWN_ROLES.has(message.role))
   }
 
   private renderParts(parts: readonly MessagePart[], markdown: boolean): void {
