@@ -9,6 +9,7 @@ import {
   type SessionView,
   type TimelineSnapshot,
 } from '../src/index'
+import { QueueOrder } from './history/queue-order'
 import { replacedBy, siblingOf } from './history/tree'
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
@@ -69,7 +70,7 @@ function render(): void {
   // While a jump pages older rows in, the rows are rendered once, when they are all there.
   if (jumpingTurn === undefined) transcript.render(snapshot.rows)
   transcript.setWindow(snapshot)
-  tray.render(snapshot.queued)
+  tray.render(queueOrder.of(view.sessionId, snapshot.queued))
   const readOnly = readOnlyNote(view.sessionId)
   composer.setState({
     enabled: snapshot.status !== 'error' && snapshot.status !== 'upgraded' && readOnly === undefined,
@@ -179,9 +180,13 @@ const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
   edit: (id, text) => void view?.edit(id, text).catch(report('Could not edit')),
   reorder: (id, before) =>
-    onOpen((sessionId) => client.reorder(sessionId, id, { before }), 'Could not reorder the queue'),
+    onOpen(async (sessionId) => {
+      await client.reorder(sessionId, id, { before })
+      queueOrder.refresh(sessionId)
+    }, 'Could not reorder the queue'),
   steer: (id) => onOpen((sessionId) => client.setDelivery(sessionId, id, 'steer'), 'Could not steer'),
 })
+const queueOrder = new QueueOrder(client, schedule)
 const composer = new Composer(
   {
     form: $<HTMLFormElement>('#composer'),
