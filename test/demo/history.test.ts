@@ -5,6 +5,7 @@
  * prompt's editor resends, and the queue tray's moves and drops reorder the engine's inbox.
  */
 import { describe, expect, test } from 'vitest'
+import { QueueOrder } from '../../demo/history/queue-order'
 import { replacedBy, siblingOf } from '../../demo/history/tree'
 import { type HistoryActions, HistoryControls } from '../../demo/ui/history-controls'
 import { QueueTray } from '../../demo/ui/queue-tray'
@@ -220,6 +221,32 @@ describe('queue tray order', () => {
       press('q2', 'Move down') // already last
       await show()
       expect(await order()).toEqual(['q1', 'q3', 'q2'])
+    } finally {
+      await close()
+    }
+  })
+
+  test("the tray shows the engine's order after a reorder, not the admission order", async () => {
+    const { engine, close } = await inProcessEngine()
+    try {
+      await engine.createSession({ id: 's' })
+      await engine.admit('s', { id: 'open', text: 'open', delivery: 'queue' })
+      await engine.promote('s', 'settled')
+      for (const id of ['q1', 'q2', 'q3']) await engine.admit('s', { id, text: id, delivery: 'queue' })
+      // What the view lists: admission order, whatever the engine's places.
+      const queued = ['q1', 'q2', 'q3'].map(
+        (id) => ({ id, text: id, delivery: 'queue', state: 'pending' }) as TimelineInput,
+      )
+      let reads = 0
+      const order = new QueueOrder(engine, () => reads++)
+      const ids = () => order.of('s', queued).map((input) => input.id)
+      expect(ids()).toEqual(['q1', 'q2', 'q3'])
+      await engine.reorder('s', 'q3', { before: 'q1' })
+      await engine.reorder('s', 'q1', { before: null })
+      order.refresh('s')
+      await expect.poll(() => reads).toBe(2)
+      expect(ids()).toEqual(['q3', 'q2', 'q1'])
+      expect(order.of('s', queued)).toBe(order.of('s', queued)) // unchanged: the same array
     } finally {
       await close()
     }
