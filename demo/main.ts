@@ -77,6 +77,8 @@ function render(): void {
     running: readOnly === undefined && isRunning(snapshot),
     ...(readOnly ? { placeholder: readOnly } : {}),
   })
+  // An imported session is compacted once it is continued (its fork is native and writable).
+  $<HTMLButtonElement>('#compact-session').disabled = readOnly !== undefined
   rail.update({
     items: snapshot.rail,
     before: snapshot.outlineBefore,
@@ -120,6 +122,8 @@ const transcript = new Transcript($('#transcript-host'), {
   turnsIn: (fromSeq, toSeq) => turnsBetween(fromSeq, toSeq),
   respond: (callId, answer) =>
     void view?.respondToApproval(callId, answer).catch(report('Could not answer the tool call')),
+  queueInstead: (inputId) =>
+    onOpen((id) => client.setDelivery(id, inputId, 'queue'), 'Could not queue it instead'),
   history: {
     editable: () => view !== undefined && readOnlyNote(view.sessionId) === undefined,
     resend: (messageId, text) => onOpen((id) => client.resend(id, messageId, { text }), 'Could not resend'),

