@@ -122,8 +122,7 @@ const transcript = new Transcript($('#transcript-host'), {
   turnsIn: (fromSeq, toSeq) => turnsBetween(fromSeq, toSeq),
   respond: (callId, answer) =>
     void view?.respondToApproval(callId, answer).catch(report('Could not answer the tool call')),
-  queueInstead: (inputId) =>
-    onOpen((id) => client.setDelivery(id, inputId, 'queue'), 'Could not queue it instead'),
+  queueInstead: (inputId) => changeDelivery(inputId, 'queue'),
   history: {
     editable: () => view !== undefined && readOnlyNote(view.sessionId) === undefined,
     resend: (messageId, text) => onOpen((id) => client.resend(id, messageId, { text }), 'Could not resend'),
@@ -149,6 +148,20 @@ const transcript = new Transcript($('#transcript-host'), {
 function onOpen(verb: (sessionId: string) => Promise<unknown>, failure: string): void {
   if (!view) return
   verb(view.sessionId).then(() => transcript.followTail(), report(failure))
+}
+
+/**
+ * Moves a pending input between the steers and the queue. An open view does not follow a
+ * delivery change yet (it keeps the delivery it was admitted with), so the session is reopened.
+ */
+function changeDelivery(inputId: string, delivery: Delivery): void {
+  onOpen(
+    async (sessionId) => {
+      await client.setDelivery(sessionId, inputId, delivery)
+      if (view?.sessionId === sessionId) await openSession(sessionId, true)
+    },
+    delivery === 'steer' ? 'Could not steer' : 'Could not queue it instead',
+  )
 }
 
 /** "Continue in a new session": the visible path, under new ids, in a native (writable) session. */
@@ -188,7 +201,7 @@ const tray = new QueueTray($('#queue-tray'), {
       await client.reorder(sessionId, id, { before })
       queueOrder.refresh(sessionId)
     }, 'Could not reorder the queue'),
-  steer: (id) => onOpen((sessionId) => client.setDelivery(sessionId, id, 'steer'), 'Could not steer'),
+  steer: (id) => changeDelivery(id, 'steer'),
 })
 const queueOrder = new QueueOrder(client, schedule)
 const composer = new Composer(

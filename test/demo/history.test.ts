@@ -9,8 +9,10 @@ import { QueueOrder } from '../../demo/history/queue-order'
 import { replacedBy, siblingOf } from '../../demo/history/tree'
 import { type HistoryActions, HistoryControls } from '../../demo/ui/history-controls'
 import { QueueTray } from '../../demo/ui/queue-tray'
+import { RowView } from '../../demo/ui/row'
 import type { Engine } from '../../src/engine/types'
 import type { SessionMessage, TimelineInput } from '../../src/index'
+import { openPage, ready, until } from '../client/harness'
 import { inProcessEngine } from '../support/engines'
 
 /** A prompt admitted, promoted and answered by the host (no provider runs here). */
@@ -249,6 +251,59 @@ describe('queue tray order', () => {
       expect(order.of('s', queued)).toBe(order.of('s', queued)) // unchanged: the same array
     } finally {
       await close()
+    }
+  })
+
+  test('a pending steer row offers Queue instead; pressed, the input moves to the tray through a real view', async () => {
+    const page = await openPage()
+    try {
+      const { client } = page
+      await client.createSession({ id: 's' })
+      await client.admit('s', { id: 'open', text: 'open', delivery: 'queue' })
+      await page.engine.promote('s', 'settled') // a turn is open: a steer waits for its step
+      await client.admit('s', { id: 'st', text: 'look at the tests too', delivery: 'steer' })
+      const view = client.open('s')
+      await ready(view)
+      const snapshot = await until(view, (s) => s.rows.some((row) => row.kind === 'input'))
+      const pending = snapshot.rows.find((row) => row.kind === 'input')!
+      const rowView = new RowView(pending.key, {
+        retry: () => undefined,
+        loadGap: () => undefined,
+        turnsIn: () => 0,
+        respond: () => undefined,
+        queueInstead: (inputId) => void client.setDelivery('s', inputId, 'queue'),
+      })
+      rowView.update(pending)
+      const button = [...rowView.node.querySelectorAll('button')].find(
+        (b) => b.textContent === 'Queue instead',
+      )!
+      expect(button.hidden).toBe(false)
+      button.click()
+      await expect
+        .poll(async () => (await client.pending('s')).map((r) => [r.id, r.delivery]))
+        .toEqual([['st', 'queue']])
+      // An open view does not follow a delivery change yet (the playground reopens it): a fresh one shows it queued.
+      const fresh = client.open('s')
+      const moved = await until(
+        fresh,
+        (s) => s.status !== 'loading' && s.queued.some((input) => input.id === 'st'),
+      )
+      expect(moved.rows.some((row) => row.kind === 'input' && row.input.id === 'st')).toBe(false)
+      fresh.dispose()
+      // A row without the action never shows it.
+      const plain = new RowView(pending.key, {
+        retry: () => undefined,
+        loadGap: () => undefined,
+        turnsIn: () => 0,
+        respond: () => undefined,
+      })
+      plain.update(pending)
+      expect(
+        [...plain.node.querySelectorAll('button')].find((b) => b.textContent === 'Queue instead')?.hidden,
+      ).toBe(true)
+      view.dispose()
+    } finally {
+      await page.close()
     }
   })
 })
