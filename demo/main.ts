@@ -125,8 +125,9 @@ const transcript = new Transcript($('#transcript-host'), {
   queueInstead: (inputId) => changeDelivery(inputId, 'queue'),
   history: {
     editable: () => view !== undefined && readOnlyNote(view.sessionId) === undefined,
-    resend: (messageId, text) => onOpen((id) => client.resend(id, messageId, { text }), 'Could not resend'),
-    regenerate: (messageId) => onOpen((id) => client.regenerate(id, messageId), 'Could not regenerate'),
+    resend: (messageId, text) =>
+      onOpen((id) => client.resend(id, messageId, { text }), 'Could not resend', true),
+    regenerate: (messageId) => onOpen((id) => client.regenerate(id, messageId), 'Could not regenerate', true),
     rewind: (messageId) =>
       onOpen(async (id) => {
         const { text } = await client.rewind(id, messageId)
@@ -145,9 +146,10 @@ const transcript = new Transcript($('#transcript-host'), {
  * Runs a history verb on the open session. The view follows the head by itself (a moved head
  * resets its watch), so nothing is re-read here; a failure becomes a notice.
  */
-function onOpen(verb: (sessionId: string) => Promise<unknown>, failure: string): void {
+function onOpen(verb: (sessionId: string) => Promise<unknown>, failure: string, follow = false): void {
   if (!view) return
-  verb(view.sessionId).then(() => transcript.followTail(), report(failure))
+  // A verb that starts a turn follows its answer; the others leave the reader where they are.
+  verb(view.sessionId).then(() => follow && transcript.followTail(), report(failure))
 }
 
 /**
