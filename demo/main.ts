@@ -9,6 +9,8 @@ import {
   type SessionView,
   type TimelineSnapshot,
 } from '../src/index'
+import { QueueOrder } from './history/queue-order'
+import { replacedBy, siblingOf } from './history/tree'
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
 import { Composer } from './ui/composer'
@@ -68,13 +70,15 @@ function render(): void {
   // While a jump pages older rows in, the rows are rendered once, when they are all there.
   if (jumpingTurn === undefined) transcript.render(snapshot.rows)
   transcript.setWindow(snapshot)
-  tray.render(snapshot.queued)
+  tray.render(queueOrder.of(view.sessionId, snapshot.queued))
   const readOnly = readOnlyNote(view.sessionId)
   composer.setState({
     enabled: snapshot.status !== 'error' && snapshot.status !== 'upgraded' && readOnly === undefined,
     running: readOnly === undefined && isRunning(snapshot),
     ...(readOnly ? { placeholder: readOnly } : {}),
   })
+  // An imported session is compacted once it is continued (its fork is native and writable).
+  $<HTMLButtonElement>('#compact-session').disabled = readOnly !== undefined
   rail.update({
     items: snapshot.rail,
     before: snapshot.outlineBefore,
@@ -118,7 +122,67 @@ const transcript = new Transcript($('#transcript-host'), {
   turnsIn: (fromSeq, toSeq) => turnsBetween(fromSeq, toSeq),
   respond: (callId, answer) =>
     void view?.respondToApproval(callId, answer).catch(report('Could not answer the tool call')),
+  queueInstead: (inputId) => changeDelivery(inputId, 'queue'),
+  history: {
+    editable: () => view !== undefined && readOnlyNote(view.sessionId) === undefined,
+    resend: (messageId, text) =>
+      onOpen((id) => client.resend(id, messageId, { text }), 'Could not resend', true),
+    regenerate: (messageId) => onOpen((id) => client.regenerate(id, messageId), 'Could not regenerate', true),
+    rewind: (messageId) =>
+      onOpen(async (id) => {
+        const { text } = await client.rewind(id, messageId)
+        composer.setText(text)
+      }, 'Could not rewind'),
+    switchBranch: (messageId, step) =>
+      onOpen(async (id) => {
+        const sibling = await siblingOf(client, id, messageId, step)
+        if (sibling) await client.switchBranch(id, sibling)
+      }, 'Could not switch branches'),
+    replaced: (summary) => (view ? replacedBy(client, view.sessionId, summary.id) : Promise.resolve([])),
+  },
 })
+
+/**
+ * Runs a history verb on the open session. The view follows the head by itself (a moved head
+ * resets its watch), so nothing is re-read here; a failure becomes a notice.
+ */
+function onOpen(verb: (sessionId: string) => Promise<unknown>, failure: string, follow = false): void {
+  if (!view) return
+  // A verb that starts a turn follows its answer; the others leave the reader where they are.
+  verb(view.sessionId).then(() => follow && transcript.followTail(), report(failure))
+}
+
+/**
+ * Moves a pending input between the steers and the queue. An open view does not follow a
+ * delivery change yet (it keeps the delivery it was admitted with), so the session is reopened.
+ */
+function changeDelivery(inputId: string, delivery: Delivery): void {
+  onOpen(
+    async (sessionId) => {
+      await client.setDelivery(sessionId, inputId, delivery)
+      if (view?.sessionId === sessionId) await openSession(sessionId, true)
+    },
+    delivery === 'steer' ? 'Could not steer' : 'Could not queue it instead',
+  )
+}
+
+/** "Continue in a new session": the visible path, under new ids, in a native (writable) session. */
+async function forkSession(): Promise<void> {
+  if (!view) return
+  const source = sessions.find((s) => s.id === view?.sessionId)
+  const fork = await client.fork(view.sessionId, { title: `${source?.title || 'Session'} (continued)` })
+  await refreshSessions()
+  await openSession(fork.id)
+  composer.focus()
+}
+
+/** Compact: the summary the person typed replaces the whole visible path. */
+async function compactSession(): Promise<void> {
+  if (!view) return
+  const summary = prompt('Summary of the conversation so far (it replaces the history the model sees):')
+  if (summary === null || summary.trim() === '') return
+  await client.compact(view.sessionId, { summary })
+}
 
 /** Turns of the open session that start within `fromSeq..toSeq` (what a gap hides). */
 function turnsBetween(fromSeq: number, toSeq: number): number {
@@ -134,7 +198,14 @@ const rail = new Rail($('#rail'), {
 const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
   edit: (id, text) => void view?.edit(id, text).catch(report('Could not edit')),
+  reorder: (id, before) =>
+    onOpen(async (sessionId) => {
+      await client.reorder(sessionId, id, { before })
+      queueOrder.refresh(sessionId)
+    }, 'Could not reorder the queue'),
+  steer: (id) => changeDelivery(id, 'steer'),
 })
+const queueOrder = new QueueOrder(client, schedule)
 const composer = new Composer(
   {
     form: $<HTMLFormElement>('#composer'),
@@ -404,6 +475,11 @@ $('#open-settings').addEventListener('click', () => {
   void storagePanel.refresh().catch(report('Could not read the storage figures'))
 })
 $('#open-search').addEventListener('click', () => searchBox.open())
+$('#fork-session').addEventListener('click', () => void forkSession().catch(report('Could not fork')))
+$('#compact-session').addEventListener(
+  'click',
+  () => void compactSession().catch(report('Could not compact')),
+)
 for (const button of document.querySelectorAll<HTMLButtonElement>('[data-seed]')) {
   button.addEventListener('click', () => void seed(Number(button.dataset.seed)))
 }

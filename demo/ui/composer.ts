@@ -120,6 +120,13 @@ export class Composer {
     this.elements.input.focus()
   }
 
+  /** Puts `text` in the input for the person to edit and send (a rewound prompt), and focuses it. */
+  setText(text: string): void {
+    this.elements.input.value = text
+    this.elements.input.dispatchEvent(new Event('input'))
+    this.focus()
+  }
+
   private submit(delivery: Delivery): void {
     const { input } = this.elements
     const text = input.value

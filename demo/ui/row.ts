@@ -8,6 +8,7 @@ import type {
   TimelineRow,
 } from '../../src/index'
 import { h, setAttrs, setText, toggleClass } from './dom'
+import { type HistoryActions, HistoryControls, replacedRegion } from './history-controls'
 import { MarkdownView } from './markdown-view'
 
 export interface RowActions {
@@ -18,6 +19,10 @@ export interface RowActions {
   turnsIn(fromSeq: number, toSeq: number): number
   /** Answers a tool call that waits for approval (its card's Approve, Deny and Always). */
   respond(callId: string, answer: ApprovalAnswer): void
+  /** Edit, regenerate, rewind and the branch picker; without them a row shows none. */
+  history?: HistoryActions
+  /** Sends a pending steer to the queue instead (its own later turn); without it, no button. */
+  queueInstead?(inputId: string): void
 }
 
 /** The approval card's buttons: a person's three answers, in reading (and tab) order. */
@@ -104,21 +109,39 @@ export class RowView {
   private readonly role = h('span', { class: 'row__role' })
   private readonly badge = h('span', { class: 'row__badge' })
   private readonly retry = h('button', { class: 'link-button', text: 'Retry', attrs: { type: 'button' } })
+  private readonly toQueue = h('button', {
+    class: 'link-button',
+    text: 'Queue instead',
+    attrs: { type: 'button', 'aria-label': 'Queue instead (a later turn of its own)' },
+  })
   private readonly body = h('div', { class: 'row__body' })
   private current: TimelineRow | undefined
   private turnStart = false
+  private readonly history: HistoryControls | undefined
+  private replaced: HTMLElement | undefined
 
   constructor(
     readonly key: string,
     private readonly actions: RowActions,
   ) {
+    this.history = actions.history && new HistoryControls(actions.history, this.body)
     this.node = h('article', { class: 'row', attrs: { 'data-key': key } }, [
-      h('header', { class: 'row__meta' }, [this.role, this.badge, this.retry]),
+      h('header', { class: 'row__meta' }, [
+        this.role,
+        this.badge,
+        this.retry,
+        this.toQueue,
+        ...(this.history ? [this.history.node] : []),
+      ]),
       this.body,
     ])
     this.retry.hidden = true
     this.retry.addEventListener('click', () => {
       if (this.current?.kind === 'input') actions.retry(this.current.input)
+    })
+    this.toQueue.hidden = true
+    this.toQueue.addEventListener('click', () => {
+      if (this.current?.kind === 'input') actions.queueInstead?.(this.current.input.id)
     })
   }
 
@@ -150,6 +173,7 @@ export class RowView {
       setText(this.role, '')
       setText(this.badge, '')
       this.retry.hidden = true
+      this.toQueue.hidden = true
       const older = h('button', {
         class: 'link-button',
         text: 'Show more above',
@@ -181,6 +205,8 @@ export class RowView {
         state === 'failed' ? 'not sent' : state === 'sending' ? 'sending' : `pending ${input.delivery}`,
       )
       this.retry.hidden = state !== 'failed'
+      this.toQueue.hidden =
+        this.actions.queueInstead === undefined || state !== 'pending' || input.delivery !== 'steer'
       this.renderParts(inputParts(input), false)
       return
     }
@@ -205,7 +231,15 @@ export class RowView {
                 : ''
     setText(this.badge, badge)
     this.retry.hidden = true
-    this.renderParts(message.parts, MARKDOWN_ROLES.has(message.role))
+    this.toQueue.hidden = true
+    this.history?.update(message)
+    if (message.role === 'summary' && this.actions.history && !this.replaced) {
+      this.replaced = replacedRegion(this.actions.history!, () =>
+        this.current?.kind === 'message' ? this.current.message : undefined,
+      )
+      this.node.append(this.replaced)
+    }
+    if (!this.history?.editing) this.renderParts(message.parts, MARKDOWN_ROLES.has(message.role))
   }
 
   private renderParts(parts: readonly MessagePart[], markdown: boolean): void {

@@ -1,3 +1,5 @@
+import { QueueOrder } from '../../demo/history/queue-order'
+import { replacedBy, siblingOf } from '../../demo/history/tree'
 import { h } from '../../demo/ui/dom'
 import { QueueTray } from '../../demo/ui/queue-tray'
 import { Rail } from '../../demo/ui/rail'
@@ -9,6 +11,8 @@ import type { StorySession } from './story-session'
 export interface PartsOptions {
   rail?: boolean
   tray?: boolean
+  /** The history controls (edit, regenerate, rewind, branch picker, tray order), as the playground wires them. */
+  history?: boolean
   /** Runs once the parts are on screen: what the story does to the session (admit, queue, …). */
   start?: (view: SessionView) => void
 }
@@ -19,7 +23,8 @@ export interface PartsOptions {
  * Returns what unmounts them.
  */
 export function mountParts(host: HTMLElement, session: StorySession, options: PartsOptions = {}): () => void {
-  const view = session.client.open(session.sessionId)
+  const { client, sessionId } = session
+  const view = client.open(sessionId)
   const body = h('div', { class: 'chat__body' })
   const transcriptHost = h('div', { class: 'chat__transcript' })
   body.append(transcriptHost)
@@ -40,21 +45,45 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
       view.getSnapshot().outline.filter((entry) => entry.seq >= fromSeq && entry.seq <= toSeq).length,
 
     respond: (callId, answer) => void view.respondToApproval(callId, answer).catch(report),
+    ...(options.history && {
+      queueInstead: (inputId: string) => void client.setDelivery(sessionId, inputId, 'queue').catch(report),
+      history: {
+        editable: () => true,
+        resend: (messageId, text) => void client.resend(sessionId, messageId, { text }).catch(report),
+        regenerate: (messageId) => void client.regenerate(sessionId, messageId).catch(report),
+        rewind: (messageId) => void client.rewind(sessionId, messageId).catch(report),
+        switchBranch: (messageId, step) =>
+          void siblingOf(client, sessionId, messageId, step)
+            .then((sibling) => (sibling ? client.switchBranch(sessionId, sibling) : undefined))
+            .catch(report),
+        replaced: (summary) => replacedBy(client, sessionId, summary.id),
+      },
+    }),
   })
   const rail = new Rail(railHost, {
     activate: (item) => void jump(item).catch(report),
     loadBefore: (position) => void view.loadOutline(position).catch(report),
   })
+  const queueOrder = new QueueOrder(client, () => frame.schedule())
   const tray = new QueueTray(trayHost, {
     cancel: (id) => void view.cancel(id).catch(report),
     edit: (id, text) => void view.edit(id, text).catch(report),
+    ...(options.history && {
+      reorder: (id: string, before: string | null) =>
+        void client
+          .reorder(sessionId, id, { before })
+          .then(() => queueOrder.refresh(sessionId))
+          .catch(report),
+      steer: (id: string) => void client.setDelivery(sessionId, id, 'steer').catch(report),
+    }),
   })
 
   function render(): void {
     const snapshot = view.getSnapshot()
     if (jumpingTurn === undefined) transcript.render(snapshot.rows)
     transcript.setWindow(snapshot)
-    if (options.tray) tray.render(snapshot.queued)
+    if (options.tray)
+      tray.render(options.history ? queueOrder.of(sessionId, snapshot.queued) : snapshot.queued)
     if (options.rail)
       rail.update({
         items: snapshot.rail,

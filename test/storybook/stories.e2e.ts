@@ -77,6 +77,7 @@ describe('Storybook stories in Chromium (static build)', () => {
     )
     expect([...titles].sort()).toEqual(
       expect.arrayContaining([
+        'Playground/History',
         'Playground/Import report',
         'Playground/Queue tray',
         'Playground/Transcript',
@@ -124,6 +125,45 @@ describe('Storybook stories in Chromium (static build)', () => {
         expect.stringContaining('Draft the commit message'),
       ])
     expect(await page.textContent('.tray__title')).toBe('queued · 3')
+    expect(errors).toEqual([])
+  })
+
+  test('history, branch picker: the twice-edited prompt shows "3 / 3", and the previous arrow shows the second version', async () => {
+    const page = await openStory('playground-history--branch-picker')
+    const edited = page.locator('.row[data-role="user"]', { hasText: 'And a branch, in one line?' })
+    await expect
+      .poll(() => edited.locator('.branch-picker__label').textContent(), { timeout: 30_000 })
+      .toBe('3 / 3')
+    await edited.getByRole('button', { name: 'Previous branch' }).click()
+    await page.waitForSelector(
+      '.row[data-role="user"]:has-text("And a branch, briefly?") .branch-picker__label',
+    )
+    expect(
+      await page.textContent(
+        '.row[data-role="user"]:has-text("And a branch, briefly?") .branch-picker__label',
+      ),
+    ).toBe('2 / 3')
+    expect(errors).toEqual([])
+  })
+
+  test('history, compacted region: the summary row opens the two turns it replaced', async () => {
+    const page = await openStory('playground-history--compacted-region')
+    const summary = page.locator('.row[data-role="summary"]')
+    await summary.waitFor({ timeout: 30_000 })
+    await summary.locator('details.replaced > summary').click()
+    await expect
+      .poll(() => summary.locator('.replaced__row[data-role="user"] .replaced__text').allTextContents())
+      .toEqual(['What is a history tree?', 'And a branch?'])
+    expect(errors).toEqual([])
+  })
+
+  test('history, reordered tray: the input moved to the front is shown first', async () => {
+    const page = await openStory('playground-history--reordered-tray')
+    await expect
+      .poll(() => page.$$eval('.tray__text', (items) => items.map((item) => item.textContent ?? '')), {
+        timeout: 30_000,
+      })
+      .toEqual(['Draft the commit message', 'Then list its edge cases', 'Suggest a test for each'])
     expect(errors).toEqual([])
   })
 
