@@ -92,6 +92,19 @@ describe('streaming markdown work', () => {
     // re-rendering the answer would remove every earlier block on every update.
     expect(mostRemoved).toBeLessThanOrEqual(6)
     expect(removed).toBeLessThanOrEqual(6 * updates)
+    // A long answer's finished blocks past the first 48 sit in chunks of 24 the browser can skip
+    // laying out: 60 sections of 5 blocks leave about (300 - 48) / 24 = 10 chunks. A short
+    // answer keeps its blocks as direct children. (Which elements survive the sanitizer is not
+    // checked here: happy-dom's DOM under DOMPurify is not a browser's.)
+    const chunks = node.querySelectorAll(':scope > .markdown-chunk').length
+    expect(chunks).toBeGreaterThanOrEqual(9)
+    expect(chunks).toBeLessThanOrEqual(11)
+    const short = document.createElement('div')
+    const shortView = new MarkdownView(short)
+    const few = answer(2)
+    for (let end = DELTA; end < few.length + DELTA; end += DELTA) shortView.update(few.slice(0, end))
+    expect(short.querySelector('.markdown-chunk')).toBeNull()
+    expect(short.textContent).toContain('Section 2')
     // Its text is the one-shot render's (the markup itself is the property test's, in
     // markdown.test.ts: happy-dom's DOM under the sanitizer is not Chromium's).
     const whole = document.createElement('div')
