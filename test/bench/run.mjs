@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,portability,main-thread,folds]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -71,6 +71,7 @@ const STEPS = [
   'resend',
   'tabs',
   'portability',
+  'main-thread',
   'folds',
 ]
 const ONLY = option('--only')?.split(',')
@@ -366,7 +367,9 @@ async function runInBrowser(report) {
   report.seeding = seeded
   // The search suite seeds its own corpus; these read the long session.
   const needsSeed = ['reads', 'comlink', 'jumps'].some(runs)
-  for (const side of /** @type {const} */ (needsSeed ? ['raw', 'sessionline'] : [])) {
+  // (15) opens, searches and exports the long session too, on the sessionline side only.
+  const sides = needsSeed ? ['raw', 'sessionline'] : runs('main-thread') ? ['sessionline'] : []
+  for (const side of /** @type {('raw' | 'sessionline')[]} */ (sides)) {
     log(`seeding the long session on the ${side} side (its own page, for the heap)`)
     const seeder = await context.newPage()
     watch(seeder)
@@ -426,6 +429,30 @@ async function runInBrowser(report) {
     report.tabs = await step('tabs', () => runTabs(context, origin, sizes))
   }
   await run('portability', '(14) attachments, export and import', 'portability', 600_000)
+  if (runs('main-thread')) {
+    log('(15) main thread: long tasks and frame gaps while the playground streams, opens, imports, searches')
+    const { runPlaygroundStream, pageRows } = await import('./main-thread.mjs')
+    const result = await step('main-thread', () => page.evaluate((c) => window.bench?.mainThread(c), config))
+    comparisons.push(...pageRows(/** @type {never} */ (result), config))
+    const { startServer } = await import('../../demo/serve.mjs')
+    comparisons.push(
+      await step(
+        'main-thread-stream',
+        () =>
+          runPlaygroundStream({
+            context,
+            root: ROOT,
+            outDir: path.join(TMP, 'playground'),
+            vite: path.join(ROOT, 'node_modules/vite/bin/vite.js'),
+            log,
+            answerBytes: 200_000,
+            charsPerSecond: 2_000,
+            startServer,
+          }),
+        400_000,
+      ),
+    )
+  }
   if (needsSeed)
     comparisons.push(
       .../** @type {never[]} */ (

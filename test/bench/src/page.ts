@@ -6,6 +6,7 @@ import * as Comlink from 'comlink'
 import { connect } from '../../../src/index'
 import { BenchConfig, resolveConfig } from './config'
 import { LONG_SESSION } from './env'
+import { runMainThread } from './main-thread'
 import { runPeers } from './peers'
 import type { EngineLink } from './peers-sessionline'
 import { benchComlinkTail, type RawTailService } from './reads'
@@ -92,6 +93,36 @@ async function streamPage(config: unknown) {
   }
 }
 
+/** (15b–d) the main thread through a cold open, a search as you type and an import, and liveQuery's. */
+function mainThread(config: unknown) {
+  const link = async (start: (port: MessagePort) => Promise<void>) => {
+    const channel = new MessageChannel()
+    await start(channel.port2)
+    const client = connect(channel.port1)
+    return {
+      client,
+      async close() {
+        await client.close()
+        await remote.stopServing()
+        channel.port1.close()
+      },
+    }
+  }
+  return runMainThread(
+    {
+      long: () =>
+        link(async (port) => {
+          const raw = new MessageChannel()
+          await remote.serve(Comlink.transfer({ sessionline: port, raw: raw.port2 }, [port, raw.port2]))
+          raw.port1.close()
+        }),
+      fresh: () => link((port) => remote.serveStream(Comlink.transfer(port, [port]))),
+      log: (message) => console.info(`[bench page] ${message}`),
+    },
+    BenchConfig.parse(config),
+  )
+}
+
 const bench = {
   config: resolveConfig,
   memoryComparisons: (sessionline: SeedResult, raw: SeedResult) => memoryComparisons(sessionline, raw),
@@ -109,6 +140,7 @@ const bench = {
   jumps,
   peers,
   streamPage,
+  mainThread,
 }
 
 declare global {
