@@ -101,8 +101,11 @@ export class Transcript {
     const anchor = this.stick ? undefined : this.captureAnchor()
     this.reconcile(rows)
     this.rendered = rows
-    if (this.stick) this.pinToBottom()
-    else if (anchor?.node.isConnected) this.scroller.scrollTop = anchor.node.offsetTop - anchor.offset
+    // Following the tail, the ResizeObserver on the list pins it once layout has run anyway: reading
+    // scrollHeight here would force a layout of the whole transcript on every streamed frame, which
+    // was most of the page's blocking time while a long answer streamed (the main-thread bench).
+    if (!this.stick && anchor?.node.isConnected)
+      this.scroller.scrollTop = anchor.node.offsetTop - anchor.offset
   }
 
   /** Stops following the tail (a jump is about to move the viewport). */
