@@ -18,6 +18,7 @@ import { useMemo } from 'react'
 import { type ChatRow, chatRows, isTurnRunning } from '../client/activity'
 import type { SessionView, TimelineInput, TimelineRow, TimelineSnapshot } from '../client/types'
 import { useSessionView } from '../react'
+import { SessionlineError } from '../schema/errors'
 import { filesOfAppend, rowToThreadMessageLike, textOfAppend } from './messages'
 
 export interface SessionlineRuntimeOptions {
@@ -103,8 +104,46 @@ function admitAppend(view: SessionView, message: AppendMessage, delivery: 'steer
 }
 
 /**
+ * The edit composer's send: a sent prompt (a transcript row) is resent with the new text on a new
+ * branch (docs/decisions/0033), an input still pending is edited in place. Files cannot go with a
+ * resent prompt; saying so beats dropping them.
+ */
+async function editAppend(view: SessionView, message: AppendMessage): Promise<void> {
+  const id = message.sourceId
+  if (id === null) {
+    await admitAppend(view, message, 'steer')
+    return
+  }
+  const text = textOfAppend(message)
+  const row = view.getSnapshot().rows.find((r) => r.key === id)
+  if (row?.kind === 'input') {
+    await view.edit(id, text)
+    return
+  }
+  if (message.attachments?.length)
+    throw new SessionlineError(
+      'unsupported',
+      'onEdit with attachments is not supported: a resent prompt is text only',
+      {
+        helper: 'onEdit',
+      },
+    )
+  await view.resend(id, { text })
+}
+
+/** Reload: a new answer, on a new branch, to the prompt of the answer under `parentId`. */
+async function reload(view: SessionView, parentId: string | null): Promise<void> {
+  if (parentId === null)
+    throw new SessionlineError('invalid_input', 'onReload needs the message the answer follows', {
+      helper: 'onReload',
+    })
+  await view.regenerate(parentId)
+}
+
+/**
  * An assistant-ui runtime for one session: messages are the view's rows (transcript rows, then
- * pending steers), `isRunning` follows the turn, `onNew` admits, `onCancel` interrupts, older
+ * pending steers), `isRunning` follows the turn, `onNew` admits, `onEdit` resends a prompt
+ * (`edit` for one still pending), `onReload` regenerates an answer, `onCancel` interrupts, older
  * history loads through `onLoadEarlier`.
  *
  * @example
@@ -128,6 +167,8 @@ export function useSessionlineRuntime(
     onNew: async (message) => {
       await admitAppend(view, message, 'steer')
     },
+    onEdit: (message) => editAppend(view, message),
+    onReload: (parentId) => reload(view, parentId),
     onCancel: () => view.interrupt(),
     queue,
     ...(adapters ? { adapters } : {}),
