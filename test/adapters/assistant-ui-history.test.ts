@@ -99,6 +99,22 @@ describe('assistant-ui: Edit and Reload', () => {
     await settle(() => runtime().thread.getState().messages.at(-1)?.id === second, 'the thread')
     expectThreadEqualsRows(view, runtime())
 
+    // The branch picker: "2 / 2" on the new answer; going back shows the first answer again.
+    expect(runtime().thread.getState().capabilities.switchToBranch).toBe(true)
+    const picked = runtime().thread.getMessageById(second).getState()
+    expect([picked.branchNumber, picked.branchCount]).toEqual([2, 2])
+    await act(async () => {
+      runtime().thread.getMessageById(second).switchToBranch({ position: 'previous' })
+    })
+    await settle(() => view.getSnapshot().rows[1]?.key === first, 'the first answer again')
+    await settle(() => runtime().thread.getState().messages.at(-1)?.id === first, 'the thread on it')
+    expectThreadEqualsRows(view, runtime())
+    expect(branchOf(view, first!)).toEqual({ index: 0, count: 2 })
+    await act(async () => {
+      runtime().thread.getMessageById(first!).switchToBranch({ position: 'next' })
+    })
+    await settle(() => view.getSnapshot().rows[1]?.key === second, 'the second answer again')
+
     const composer = runtime().thread.getMessageById(prompt!).composer
     await act(async () => {
       composer.beginEdit()
