@@ -136,9 +136,9 @@ async function editAppend(view: SessionView, message: AppendMessage): Promise<vo
  * - the branch picker chose a path whose last row is not shown: that row's path becomes the head
  *   (`switchBranch`; the runtime knows the other branches of this page's life, which rows with
  *   `branch` count may exceed after a reload);
- * - Stop before any answer took the prompt back into the composer (the rows shown, less the last
- *   prompt, while a turn runs): the prompt is rewound, or cancelled while it is still pending;
- * - anything else (the rows shown, or a delete) changes nothing: the log keeps every row.
+ * - anything else changes nothing: the log keeps every row. (Stop before any answer hands the
+ *   runtime's draft the prompt while the row stays; the runtime takes the draft back when it sees
+ *   the row again, as it did before this adapter had `setMessages`.)
  */
 function applyRuntimeMessages(
   view: SessionView,
@@ -147,16 +147,8 @@ function applyRuntimeMessages(
 ) {
   const shown = chatRows(view.getSnapshot().rows)
   const last = rows.at(-1)
-  if (last !== undefined && !shown.some((row) => row.key === last.key)) {
+  if (last !== undefined && !shown.some((row) => row.key === last.key))
     void view.switchBranch(last.key).catch(onError)
-    return
-  }
-  const dropped = shown.at(-1)
-  const isPrefix = rows.length === shown.length - 1 && rows.every((row, i) => row.key === shown[i]?.key)
-  if (!isPrefix || dropped === undefined) return
-  if (dropped.kind === 'input') void view.cancel(dropped.key).catch(onError)
-  else if (dropped.message.role === 'user' && isTurnRunning(view.getSnapshot().rows))
-    void view.rewind(dropped.key).catch(onError)
 }
 
 /** Reload: a new answer, on a new branch, to the prompt of the answer under `parentId`. */
