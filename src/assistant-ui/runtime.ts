@@ -191,6 +191,14 @@ export function useSessionlineRuntime(
     onReload: (parentId) => reload(view, parentId),
     onCancel: () => view.interrupt(),
     setMessages: (rows) => applyRuntimeMessages(view, rows, onError),
+    // Offered by assistant-ui once `setMessages` is given; the log never drops a row, so say so.
+    onDelete: () => {
+      throw new SessionlineError(
+        'unsupported',
+        'onDelete is not supported: the log keeps every row (rewind or switch branches instead)',
+        { helper: 'onDelete' },
+      )
+    },
     queue,
     ...(adapters ? { adapters } : {}),
   }
