@@ -7,6 +7,7 @@ import type { AssistantRuntime } from '@assistant-ui/react'
 import { act, createElement } from 'react'
 import { createRoot, type Root } from 'react-dom/client'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { isSessionlineError } from '../../src'
 import { useSessionlineRuntime } from '../../src/assistant-ui'
 import { chatRows, isTurnRunning } from '../../src/client/activity'
 import { createSessionView } from '../../src/client/session-view'
@@ -83,6 +84,19 @@ describe('assistant-ui: Edit and Reload', () => {
     const capabilities = runtime().thread.getState().capabilities
     expect([capabilities.edit, capabilities.reload, capabilities.cancel]).toEqual([true, true, true])
     const [prompt, first] = view.getSnapshot().rows.map((row) => row.key)
+    // Delete is offered with the branch picker; the log never drops a row, and it says so.
+    const deleted = await Promise.resolve()
+      .then(() => runtime().thread.getMessageById(first!).delete())
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+    expect(isSessionlineError(deleted) && [deleted.code, deleted.details]).toEqual([
+      'unsupported',
+      { helper: 'onDelete' },
+    ])
+    await settle(() => runtime().thread.getState().messages.length === 2, 'the thread as it was')
+    expect(view.getSnapshot().rows.map((row) => row.key)).toEqual([prompt, first])
 
     await act(async () => {
       runtime().thread.getMessageById(first!).reload()
