@@ -233,15 +233,16 @@ describe('history verbs on a session view', () => {
 })
 
 test('after any sequence of verbs the view shows what a fresh view shows, no key twice', async () => {
-  type Act =
+  type Act = (
     | { type: 'exchange' | 'queue' }
     | {
         type: 'rewind' | 'regenerate' | 'switchBranch' | 'resend' | 'compact' | 'reorder' | 'setDelivery'
         pick: number
         other: number
       }
+  ) & { overlap: boolean }
   const act: fc.Arbitrary<Act> = fc.oneof(
-    fc.record({ type: fc.constantFrom('exchange' as const, 'queue' as const) }),
+    fc.record({ type: fc.constantFrom('exchange' as const, 'queue' as const), overlap: fc.boolean() }),
     fc.record({
       type: fc.constantFrom(
         'rewind' as const,
@@ -254,6 +255,7 @@ test('after any sequence of verbs the view shows what a fresh view shows, no key
       ),
       pick: fc.nat(30),
       other: fc.nat(30),
+      overlap: fc.boolean(),
     }),
   )
   await fc.assert(
@@ -265,54 +267,61 @@ test('after any sequence of verbs the view shows what a fresh view shows, no key
         await ready(view)
         const seen = record(view)
         let n = 0
+        /** Acts started without waiting for them (`overlap`): they run alongside the next ones. */
+        const running: Promise<void>[] = []
         for (const a of acts) {
           const rows = (await p.engine.page(id, { limit: 1000, includeInactive: true })).messages
           const pending = await p.engine.pending(id)
           const target = rows.length === 0 ? 'missing' : rows[('pick' in a ? a.pick : 0) % rows.length]!.id
           const input =
             pending.length === 0 ? 'missing' : pending[('pick' in a ? a.pick : 0) % pending.length]!.id
-          try {
-            switch (a.type) {
-              case 'exchange':
-                if ((await openTurn(p, id)) === null) await exchange(p, id, `u${n++}`)
-                break
-              case 'queue':
-                await view.admit(`queued ${n}`, { id: `q${n++}`, delivery: 'queue' })
-                break
-              case 'rewind':
-                await view.rewind(target)
-                break
-              case 'switchBranch':
-                await view.switchBranch(target)
-                break
-              case 'regenerate':
-                await view.regenerate(target)
-                await finish(p, id, `a${n++}`)
-                break
-              case 'resend':
-                await view.resend(target, { id: `r${n++}`, text: `edited ${n}` })
-                await finish(p, id, `a${n++}`)
-                break
-              case 'compact':
-                await view.compact({
-                  summary: `summary ${n++}`,
-                  throughSeq: rows[a.other % Math.max(1, rows.length)]?.seq,
-                })
-                break
-              case 'reorder': {
-                const before = a.other % (pending.length + 1)
-                await view.reorder(input, { before: pending[before]?.id ?? null })
-                break
+          const run = async () => {
+            try {
+              switch (a.type) {
+                case 'exchange':
+                  if ((await openTurn(p, id)) === null) await exchange(p, id, `u${n++}`)
+                  break
+                case 'queue':
+                  await view.admit(`queued ${n}`, { id: `q${n++}`, delivery: 'queue' })
+                  break
+                case 'rewind':
+                  await view.rewind(target)
+                  break
+                case 'switchBranch':
+                  await view.switchBranch(target)
+                  break
+                case 'regenerate':
+                  await view.regenerate(target)
+                  await finish(p, id, `a${n++}`)
+                  break
+                case 'resend':
+                  await view.resend(target, { id: `r${n++}`, text: `edited ${n}` })
+                  await finish(p, id, `a${n++}`)
+                  break
+                case 'compact':
+                  await view.compact({
+                    summary: `summary ${n++}`,
+                    throughSeq: rows[a.other % Math.max(1, rows.length)]?.seq,
+                  })
+                  break
+                case 'reorder': {
+                  const before = a.other % (pending.length + 1)
+                  await view.reorder(input, { before: pending[before]?.id ?? null })
+                  break
+                }
+                case 'setDelivery':
+                  await view.setDelivery(input, a.other % 2 === 0 ? 'steer' : 'queue')
+                  break
               }
-              case 'setDelivery':
-                await view.setDelivery(input, a.other % 2 === 0 ? 'steer' : 'queue')
-                break
+            } catch (error) {
+              // Refusals (a verb on the wrong kind of row or input) are typed and write nothing.
+              if (!isSessionlineError(error)) throw error
             }
-          } catch (error) {
-            // Refusals (a verb on the wrong kind of row or input) are typed and write nothing.
-            if (!isSessionlineError(error)) throw error
           }
+          if (a.overlap) running.push(run())
+          else await run()
         }
+        await Promise.all(running)
         await settlesLikeFresh(p, id, view)
         expectUniqueKeys(seen)
         view.dispose()
@@ -320,6 +329,6 @@ test('after any sequence of verbs the view shows what a fresh view shows, no key
         await p.close()
       }
     }),
-    { numRuns: 15 },
+    { numRuns: 25 },
   )
 }, 60_000)
