@@ -54,7 +54,7 @@ export type UseSessionlineChatOptions = Omit<
 }
 
 export interface SessionlineChatExtras {
-  /** Inputs waiting in the session's durable queue, in admission order (the view's `queued`). */
+  /** Inputs waiting in the session's durable queue, in inbox order (the view's `queued`). */
   queued: readonly TimelineInput[]
   /** The same queue as UI messages (ai 7's `experimental_queuedMessages`, but durable). */
   experimental_queuedMessages: SessionlineUIMessage[]

@@ -52,8 +52,8 @@ const NO_ITEMS: readonly QueueItem[] = Object.freeze([])
  * The composer's queue over the session's inbox: `enqueue` admits a queued input (a turn of its
  * own, in admission order), `steer` admits a steer (joins the running turn at its next safe
  * boundary), `edit` and `remove` change or cancel a queued input. A queued item moved to the
- * steer lane is cancelled and admitted again as a steer (a new id: delivery is fixed at
- * admission); moves within the queue lane keep admission order, so they change nothing.
+ * steer lane becomes a steer in place (`setDelivery`, same id); a move within the queue lane
+ * reorders the inbox (`reorder`), which the turns then follow.
  * Pending steers are shown inline in the thread, where the view's rows put them, so the steer
  * lane stays empty.
  */
@@ -77,10 +77,13 @@ export function sessionlineQueueAdapter(
       report(admitAppend(view, message, 'steer'))
     },
     move(id, placement) {
-      if (placement.lane !== 'steer') return
-      const input = view.getSnapshot().queued.find((queued) => queued.id === id)
-      if (input === undefined) return
-      report(view.cancel(id).then(() => view.admit(input.text, { delivery: 'steer' })))
+      if (placement.lane === 'steer') {
+        // Same input, same id: it becomes a steer in place (nothing cancelled and re-admitted).
+        report(view.setDelivery(id, 'steer'))
+        return
+      }
+      const before = beforeOf(view.getSnapshot().queued, id, placement)
+      if (before !== undefined) report(view.reorder(id, { before }))
     },
     edit(id, message) {
       report(view.edit(id, textOfAppend(message)))
@@ -89,6 +92,23 @@ export function sessionlineQueueAdapter(
       report(view.cancel(id))
     },
   }
+}
+
+/**
+ * The queued input a move within the queue puts `id` before (`null`: the end), or undefined for
+ * a move that names no place (it changes nothing).
+ */
+function beforeOf(
+  queued: readonly TimelineInput[],
+  id: string,
+  placement: { insertBefore?: string | null; insertAfter?: string | null },
+): string | null | undefined {
+  if (placement.insertBefore !== undefined) return placement.insertBefore
+  if (placement.insertAfter === undefined) return undefined
+  const others = queued.filter((input) => input.id !== id)
+  if (placement.insertAfter === null) return others[0]?.id ?? null
+  const after = others.findIndex((input) => input.id === placement.insertAfter)
+  return after === -1 ? undefined : (others[after + 1]?.id ?? null)
 }
 
 /**
