@@ -61,9 +61,8 @@ export interface SessionlineChatExtras {
   /** Cancels a queued input. */
   experimental_removeQueuedMessage: (id: string) => void
   /**
-   * Moves a queued input into the running turn: it is cancelled and its text admitted as a
-   * steer (a new input id; an input's delivery is fixed when it is admitted), which joins the
-   * turn at its next safe boundary instead of stopping the answer in progress.
+   * Moves a queued input into the running turn: it becomes a steer in place (`setDelivery`, same
+   * id), which joins the turn at its next safe boundary instead of stopping the answer in progress.
    */
   experimental_sendQueuedMessageNow: (id: string) => Promise<void>
   /** Admits text straight into the session: `steer` joins the running turn, `queue` waits for its own. */
@@ -282,10 +281,8 @@ export function useSessionlineChat(
     ),
     experimental_sendQueuedMessageNow: useCallback(
       async (id: string) => {
-        const input = view.getSnapshot().queued.find((queued) => queued.id === id)
-        if (input === undefined) return
-        await view.cancel(id)
-        await view.admit(input.text, { delivery: 'steer' })
+        if (!view.getSnapshot().queued.some((queued) => queued.id === id)) return
+        await view.setDelivery(id, 'steer')
       },
       [view],
     ),

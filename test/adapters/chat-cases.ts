@@ -194,6 +194,27 @@ export function defineChatCases(
       expect(chat.latest().messages[2]!.id).toBe(queued.id)
     })
 
+    it(`${release}: experimental_sendQueuedMessageNow makes a queued input a steer under its own id`, async () => {
+      const { view } = await open(3)
+      const chat = mount(view)
+      await act(async () => {
+        void chat.latest().sendMessage({ text: 'first' })
+      })
+      await settle(() => chat.latest().isRunning, 'the first turn')
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'now, please' })
+      })
+      await settle(() => chat.latest().queued.length === 1, 'the queued input')
+      const queued = chat.latest().queued[0]!
+      await act(async () => {
+        await chat.latest().experimental_sendQueuedMessageNow(queued.id)
+      })
+      expect(chat.latest().queued).toEqual([])
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the turn')
+      const row = view.getSnapshot().rows.find((r) => r.key === queued.id)
+      expect(row?.kind === 'message' && row.message.role).toBe('user')
+    })
+
     it(`${release}: two messages sent in the same tick: the first opens the turn, the second waits in the queue`, async () => {
       const { view } = await open(5)
       const chat = mount(view)
