@@ -2,6 +2,8 @@
  * The AI SDK `ChatTransport` over a `SessionView`, entirely on the page: `sendMessages` admits the
  * last user message (its UI id becomes the input id, and so the row id) and streams the answer
  * from the view's snapshots; `reconnectToStream` replays the assistant row that is still running.
+ * A regenerate (`regenerate-message`) asks the view for a new answer on a new branch, and a
+ * message sent with a `messageId` resends that prompt with the new text (docs/decisions/0033).
  *
  * @example
  *   const transport = new SessionlineChatTransport({ view })
@@ -93,8 +95,11 @@ export async function filesOfMessage(message: object): Promise<AttachmentInput[]
   return Array.isArray(parts) ? filesOfParts(parts) : []
 }
 
-/** The answer to input `id`: the first assistant row after its promoted row. */
-export function answerTo(id: string): Locate {
+/**
+ * The answer to input `id`: the first assistant row after its promoted row, skipping the rows of
+ * `stale` (the answers a regenerate replaces, shown until the view reads the new branch).
+ */
+export function answerTo(id: string, stale: ReadonlySet<string> = new Set()): Locate {
   return (snapshot: TimelineSnapshot) => {
     const at = snapshot.rows.findIndex((row) => row.key === id)
     if (at === -1) return snapshot.queued.some((input) => input.id === id) ? 'wait' : 'end'
@@ -102,10 +107,25 @@ export function answerTo(id: string): Locate {
     if (row.kind === 'input') return row.input.state === 'failed' ? (row.input.error ?? 'end') : 'wait'
     for (let i = at + 1; i < snapshot.rows.length; i++) {
       const next = snapshot.rows[i]!
-      if (next.kind === 'message' && next.message.role === 'assistant') return { follow: next.key }
+      if (next.kind !== 'message' || next.message.role !== 'assistant') continue
+      if (stale.has(next.key)) return 'wait'
+      return { follow: next.key }
     }
-    return isTurnRunning(snapshot.rows) ? 'wait' : 'end'
+    const staleShown = stale.size > 0 && snapshot.rows.some((r) => stale.has(r.key))
+    return isTurnRunning(snapshot.rows) || staleShown ? 'wait' : 'end'
   }
+}
+
+/** The assistant rows shown after user row `id` (the answers a regenerate of it replaces). */
+function answersAfter(snapshot: TimelineSnapshot, id: string): Set<string> {
+  const at = snapshot.rows.findIndex((row) => row.key === id)
+  const answers = new Set<string>()
+  for (let i = at + 1; at !== -1 && i < snapshot.rows.length; i++) {
+    const row = snapshot.rows[i]!
+    if (row.kind === 'message' && row.message.role === 'user') break
+    if (row.kind === 'message' && row.message.role === 'assistant') answers.add(row.key)
+  }
+  return answers
 }
 
 export class SessionlineChatTransport implements ChatTransport<SessionlineUIMessage> {
@@ -131,27 +151,40 @@ export class SessionlineChatTransport implements ChatTransport<SessionlineUIMess
     messages: SessionlineUIMessage[]
     abortSignal: AbortSignal | undefined
   }): Promise<ReadableStream<UIMessageChunk>> {
-    if (options.trigger === 'regenerate-message')
-      throw new SessionlineError(
-        'unsupported',
-        'sessionline keeps every answer in its log: regenerating an answer is not supported',
-        { helper: 'regenerate' },
-      )
     const last = options.messages.at(-1)
     if (last === undefined || last.role !== 'user')
       throw new SessionlineError('invalid_input', 'sendMessages needs a user message last')
+    const interrupt = () => {
+      if (this.#onAbort === 'interrupt') this.view.interrupt().catch(() => undefined)
+    }
+    const follow = (locate: Locate) =>
+      followRow(this.view, locate, options.abortSignal, interrupt, { steering: this.steering })
+    if (options.trigger === 'regenerate-message') {
+      // The chat cut the answer off: what is left ends with the prompt it answered. A new answer
+      // to it on a new branch; the old one stays in the log, off the active path.
+      const stale = answersAfter(this.view.getSnapshot(), last.id)
+      await this.view.regenerate(options.messageId ?? last.id)
+      return follow(answerTo(last.id, stale))
+    }
+    if (options.messageId !== undefined) {
+      // An edit (`sendMessage({text, messageId})`): the prompt again with the new text, on a
+      // new branch under a new input id; the old prompt and its answers stay in the log.
+      if (hasFiles(last))
+        throw new SessionlineError(
+          'unsupported',
+          'sendMessage({ messageId }) with files is not supported: a resent prompt is text only',
+          { helper: 'sendMessage({ messageId })' },
+        )
+      const receipt = await this.view.resend(options.messageId, { text: textOfParts(last.parts) })
+      return follow(answerTo(receipt.id))
+    }
     const attachments = hasFiles(last) ? await filesOfParts(last.parts) : []
     await this.view.admit(textOfParts(last.parts), {
       id: last.id,
       delivery: this.#delivery,
       ...(attachments.length > 0 && { attachments }),
     })
-    const interrupt = () => {
-      if (this.#onAbort === 'interrupt') this.view.interrupt().catch(() => undefined)
-    }
-    return followRow(this.view, answerTo(last.id), options.abortSignal, interrupt, {
-      steering: this.steering,
-    })
+    return follow(answerTo(last.id))
   }
 
   /**

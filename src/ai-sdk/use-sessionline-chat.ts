@@ -9,6 +9,11 @@
  * is resumed: the transport replays it from its first step under that step's stored id, so it
  * never doubles.
  *
+ * `regenerate()` asks for a new answer to the last prompt (`regenerate({messageId})`: to that
+ * answer's prompt) and `sendMessage({text, messageId})` resends that prompt with the new text,
+ * each on a new branch of the session's history (docs/decisions/0033); the old answers stay in
+ * the log, off the active path.
+ *
  * Messages sent while a turn runs go to the durable queue instead of the chat's in-memory one
  * (ai 7's `experimental_queue`): `experimental_queuedMessages` and its remove/send-now helpers
  * read and change that queue, which survives a reload.
@@ -49,16 +54,15 @@ export type UseSessionlineChatOptions = Omit<
 }
 
 export interface SessionlineChatExtras {
-  /** Inputs waiting in the session's durable queue, in admission order (the view's `queued`). */
+  /** Inputs waiting in the session's durable queue, in inbox order (the view's `queued`). */
   queued: readonly TimelineInput[]
   /** The same queue as UI messages (ai 7's `experimental_queuedMessages`, but durable). */
   experimental_queuedMessages: SessionlineUIMessage[]
   /** Cancels a queued input. */
   experimental_removeQueuedMessage: (id: string) => void
   /**
-   * Moves a queued input into the running turn: it is cancelled and its text admitted as a
-   * steer (a new input id; an input's delivery is fixed when it is admitted), which joins the
-   * turn at its next safe boundary instead of stopping the answer in progress.
+   * Moves a queued input into the running turn: it becomes a steer in place (`setDelivery`, same
+   * id), which joins the turn at its next safe boundary instead of stopping the answer in progress.
    */
   experimental_sendQueuedMessageNow: (id: string) => Promise<void>
   /** Admits text straight into the session: `steer` joins the running turn, `queue` waits for its own. */
@@ -105,9 +109,6 @@ const REFUSED = {
       "messages are the session's rows; change the session with admit, editQueued or experimental_removeQueuedMessage",
     )
   },
-  regenerate: async (): Promise<never> => {
-    throw unsupported('regenerate', 'every answer stays in the session log; send a new message instead')
-  },
   addToolResult: async (): Promise<never> => {
     throw unsupported('addToolResult', TOOLS_IN_WORKER)
   },
@@ -121,11 +122,8 @@ function refusalOf(message: object): SessionlineError | undefined {
   const fields = message as { metadata?: unknown; messageId?: unknown; parts?: unknown }
   if (fields.metadata !== undefined)
     return unsupported('sendMessage({ metadata })', "an input's metadata is not stored")
-  if (fields.messageId !== undefined)
-    return unsupported(
-      'sendMessage({ messageId })',
-      'a sent message is never replaced; edit a queued input with editQueued',
-    )
+  if (fields.messageId !== undefined && hasFiles(message))
+    return unsupported('sendMessage({ messageId }) with files', 'a resent prompt is text only')
   const parts = Array.isArray(fields.parts) ? (fields.parts as { type: string }[]) : []
   const other = parts.find((part) => part.type !== 'text' && part.type !== 'file')
   if (other !== undefined)
@@ -219,6 +217,7 @@ export function useSessionlineChat(
 
   const running = isTurnRunning(snapshot.rows)
   const chatSend = chat.sendMessage
+  const chatStop = chat.stop
   const chatStatus = useRef(status)
   chatStatus.current = status
   /** Requests this hook handed the chat that have not finished (two sends in one tick see it). */
@@ -227,6 +226,17 @@ export function useSessionlineChat(
     async (message, requestOptions) => {
       const refused = message === undefined ? undefined : refusalOf(message)
       if (refused) throw refused
+      if (message !== undefined && 'messageId' in message && message.messageId !== undefined) {
+        // An edit: the prompt is resent on a new branch, which ends what runs; the chat's own
+        // stream of it is let go first so the chat starts the new one at once.
+        if (isLive(chatStatus.current)) await chatStop()
+        requests.current++
+        try {
+          return await chatSend(message, requestOptions)
+        } finally {
+          requests.current--
+        }
+      }
       const busy =
         requests.current > 0 || isLive(chatStatus.current) || isTurnRunning(view.getSnapshot().rows)
       if (!busy || message === undefined) {
@@ -252,14 +262,14 @@ export function useSessionlineChat(
         ...(attachments.length > 0 && { attachments }),
       })
     },
-    [chatSend, view],
+    [chatSend, chatStop, view],
   )
-  const chatStop = chat.stop
   const stop = useCallback(async () => {
     const interrupting = isTurnRunning(view.getSnapshot().rows) ? view.interrupt() : undefined
     await Promise.all([chatStop(), interrupting])
   }, [chatStop, view])
 
+  const chatRegenerate = chat.regenerate
   const queuedMessages = useMemo(() => snapshot.queued.map(toUIMessage), [snapshot.queued])
   const extras: SessionlineChatExtras = {
     queued: snapshot.queued,
@@ -271,10 +281,8 @@ export function useSessionlineChat(
     ),
     experimental_sendQueuedMessageNow: useCallback(
       async (id: string) => {
-        const input = view.getSnapshot().queued.find((queued) => queued.id === id)
-        if (input === undefined) return
-        await view.cancel(id)
-        await view.admit(input.text, { delivery: 'steer' })
+        if (!view.getSnapshot().queued.some((queued) => queued.id === id)) return
+        await view.setDelivery(id, 'steer')
       },
       [view],
     ),
@@ -294,7 +302,14 @@ export function useSessionlineChat(
     sendMessage,
     stop,
     setMessages: REFUSED.setMessages,
-    regenerate: REFUSED.regenerate,
+    regenerate: useCallback<SessionlineChat['regenerate']>(
+      async (regenerateOptions) => {
+        // A new answer on a new branch ends what runs; the chat's stream of it is let go first.
+        if (isLive(chatStatus.current)) await chatStop()
+        return chatRegenerate(regenerateOptions)
+      },
+      [chatRegenerate, chatStop],
+    ),
     ...extras,
   }
   for (const helper of ['addToolResult', 'addToolOutput'] as const)

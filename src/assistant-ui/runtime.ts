@@ -18,6 +18,7 @@ import { useMemo } from 'react'
 import { type ChatRow, chatRows, isTurnRunning } from '../client/activity'
 import type { SessionView, TimelineInput, TimelineRow, TimelineSnapshot } from '../client/types'
 import { useSessionView } from '../react'
+import { SessionlineError } from '../schema/errors'
 import { filesOfAppend, rowToThreadMessageLike, textOfAppend } from './messages'
 
 export interface SessionlineRuntimeOptions {
@@ -51,8 +52,8 @@ const NO_ITEMS: readonly QueueItem[] = Object.freeze([])
  * The composer's queue over the session's inbox: `enqueue` admits a queued input (a turn of its
  * own, in admission order), `steer` admits a steer (joins the running turn at its next safe
  * boundary), `edit` and `remove` change or cancel a queued input. A queued item moved to the
- * steer lane is cancelled and admitted again as a steer (a new id: delivery is fixed at
- * admission); moves within the queue lane keep admission order, so they change nothing.
+ * steer lane becomes a steer in place (`setDelivery`, same id); a move within the queue lane
+ * reorders the inbox (`reorder`), which the turns then follow.
  * Pending steers are shown inline in the thread, where the view's rows put them, so the steer
  * lane stays empty.
  */
@@ -76,10 +77,13 @@ export function sessionlineQueueAdapter(
       report(admitAppend(view, message, 'steer'))
     },
     move(id, placement) {
-      if (placement.lane !== 'steer') return
-      const input = view.getSnapshot().queued.find((queued) => queued.id === id)
-      if (input === undefined) return
-      report(view.cancel(id).then(() => view.admit(input.text, { delivery: 'steer' })))
+      if (placement.lane === 'steer') {
+        // Same input, same id: it becomes a steer in place (nothing cancelled and re-admitted).
+        report(view.setDelivery(id, 'steer'))
+        return
+      }
+      const before = beforeOf(view.getSnapshot().queued, id, placement)
+      if (before !== undefined) report(view.reorder(id, { before }))
     },
     edit(id, message) {
       report(view.edit(id, textOfAppend(message)))
@@ -88,6 +92,23 @@ export function sessionlineQueueAdapter(
       report(view.cancel(id))
     },
   }
+}
+
+/**
+ * The queued input a move within the queue puts `id` before (`null`: the end), or undefined for
+ * a move that names no place (it changes nothing).
+ */
+function beforeOf(
+  queued: readonly TimelineInput[],
+  id: string,
+  placement: { insertBefore?: string | null; insertAfter?: string | null },
+): string | null | undefined {
+  if (placement.insertBefore !== undefined) return placement.insertBefore
+  if (placement.insertAfter === undefined) return undefined
+  const others = queued.filter((input) => input.id !== id)
+  if (placement.insertAfter === null) return others[0]?.id ?? null
+  const after = others.findIndex((input) => input.id === placement.insertAfter)
+  return after === -1 ? undefined : (others[after + 1]?.id ?? null)
 }
 
 /**
@@ -103,8 +124,66 @@ function admitAppend(view: SessionView, message: AppendMessage, delivery: 'steer
 }
 
 /**
+ * The edit composer's send: a sent prompt (a transcript row) is resent with the new text on a new
+ * branch (docs/decisions/0033), an input still pending is edited in place. Files cannot go with a
+ * resent prompt; saying so beats dropping them.
+ */
+async function editAppend(view: SessionView, message: AppendMessage): Promise<void> {
+  const id = message.sourceId
+  if (id === null) {
+    await admitAppend(view, message, 'steer')
+    return
+  }
+  const text = textOfAppend(message)
+  const row = view.getSnapshot().rows.find((r) => r.key === id)
+  if (row?.kind === 'input') {
+    await view.edit(id, text)
+    return
+  }
+  if (message.attachments?.length)
+    throw new SessionlineError(
+      'unsupported',
+      'onEdit with attachments is not supported: a resent prompt is text only',
+      {
+        helper: 'onEdit',
+      },
+    )
+  await view.resend(id, { text })
+}
+
+/**
+ * What the runtime asks `setMessages` for, read by what it means for the session's history:
+ * - the branch picker chose a path whose last row is not shown: that row's path becomes the head
+ *   (`switchBranch`; the runtime knows the other branches of this page's life, which rows with
+ *   `branch` count may exceed after a reload);
+ * - anything else changes nothing: the log keeps every row. (Stop before any answer hands the
+ *   runtime's draft the prompt while the row stays; the runtime takes the draft back when it sees
+ *   the row again, as it did before this adapter had `setMessages`.)
+ */
+function applyRuntimeMessages(
+  view: SessionView,
+  rows: readonly ChatRow[],
+  onError: (error: unknown) => void,
+) {
+  const shown = chatRows(view.getSnapshot().rows)
+  const last = rows.at(-1)
+  if (last !== undefined && !shown.some((row) => row.key === last.key))
+    void view.switchBranch(last.key).catch(onError)
+}
+
+/** Reload: a new answer, on a new branch, to the prompt of the answer under `parentId`. */
+async function reload(view: SessionView, parentId: string | null): Promise<void> {
+  if (parentId === null)
+    throw new SessionlineError('invalid_input', 'onReload needs the message the answer follows', {
+      helper: 'onReload',
+    })
+  await view.regenerate(parentId)
+}
+
+/**
  * An assistant-ui runtime for one session: messages are the view's rows (transcript rows, then
- * pending steers), `isRunning` follows the turn, `onNew` admits, `onCancel` interrupts, older
+ * pending steers), `isRunning` follows the turn, `onNew` admits, `onEdit` resends a prompt
+ * (`edit` for one still pending), `onReload` regenerates an answer, `onCancel` interrupts, older
  * history loads through `onLoadEarlier`.
  *
  * @example
@@ -128,7 +207,18 @@ export function useSessionlineRuntime(
     onNew: async (message) => {
       await admitAppend(view, message, 'steer')
     },
+    onEdit: (message) => editAppend(view, message),
+    onReload: (parentId) => reload(view, parentId),
     onCancel: () => view.interrupt(),
+    setMessages: (rows) => applyRuntimeMessages(view, rows, onError),
+    // Offered by assistant-ui once `setMessages` is given; the log never drops a row, so say so.
+    onDelete: () => {
+      throw new SessionlineError(
+        'unsupported',
+        'onDelete is not supported: the log keeps every row (rewind or switch branches instead)',
+        { helper: 'onDelete' },
+      )
+    },
     queue,
     ...(adapters ? { adapters } : {}),
   }

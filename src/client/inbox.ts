@@ -7,6 +7,7 @@
  * a `pending()` read), so each is applied by a rule that does not depend on order: a promoted or
  * cancelled input is settled for good, and a pending receipt replaces one of a lower revision only.
  */
+import { placeOf } from '../core/pending'
 import type { Delivery } from '../schema/common'
 import type { SessionlineError } from '../schema/errors'
 import type { InputReceipt } from '../schema/inputs'
@@ -32,9 +33,12 @@ interface Overlay<T> {
 export interface InboxInputs {
   /** Steers in admission order (rendered inline after the transcript). */
   steers: readonly TimelineInput[]
-  /** Queued inputs in admission order (the tray). */
+  /** Queued inputs in inbox order (the tray): admission order unless `reorder` moved some. */
   queued: readonly TimelineInput[]
 }
+
+/** Inbox order, as the engine promotes: a reordered receipt's rank, else its seq; ties by seq. */
+const byPlace = (a: InputReceipt, b: InputReceipt) => placeOf(a) - placeOf(b) || a.seq - b.seq
 
 const NONE: readonly TimelineInput[] = Object.freeze([])
 
@@ -61,6 +65,9 @@ export class Inbox {
   readonly #local = new Map<string, LocalInput>()
   readonly #edits = new Map<string, Overlay<string>>()
   readonly #cancels = new Map<string, Overlay<true>>()
+  /** Reorders on their way: the input shows before `value` (`null`: at the end). */
+  readonly #moves = new Map<string, Overlay<string | null>>()
+  readonly #deliveries = new Map<string, Overlay<Delivery>>()
   #order = 0
   #version = 0
   #derivedVersion = -1
@@ -79,6 +86,8 @@ export class Inbox {
       known !== undefined &&
       known.text === receipt.text &&
       known.seq === receipt.seq &&
+      known.delivery === receipt.delivery &&
+      known.rank === receipt.rank &&
       !this.#local.has(id)
     )
       return false
@@ -178,10 +187,52 @@ export class Inbox {
     this.#touch()
   }
 
+  /** Shows the input before pending input `before` (`null`: at the end) until `endMove(token)`. */
+  beginMove(id: string, before: string | null): object {
+    const token = {}
+    this.#moves.delete(id) // a later move goes after earlier ones
+    this.#moves.set(id, { value: before, token })
+    this.#touch()
+    return token
+  }
+
+  endMove(id: string, token: object): void {
+    if (this.#moves.get(id)?.token !== token) return
+    this.#moves.delete(id)
+    this.#touch()
+  }
+
+  /** Shows the input as `delivery` until `endDelivery(token)`. */
+  beginDelivery(id: string, delivery: Delivery): object {
+    const token = {}
+    this.#deliveries.set(id, { value: delivery, token })
+    this.#touch()
+    return token
+  }
+
+  endDelivery(id: string, token: object): void {
+    if (this.#deliveries.get(id)?.token !== token) return
+    this.#deliveries.delete(id)
+    this.#touch()
+  }
+
+  /** The engine's receipts in inbox order, with the moves on their way applied in the order made. */
+  #ordered(): InputReceipt[] {
+    const ordered = [...this.#receipts.values()].sort(byPlace)
+    for (const [id, move] of this.#moves) {
+      const from = ordered.findIndex((r) => r.id === id)
+      if (from < 0) continue
+      const [moved] = ordered.splice(from, 1)
+      const to = move.value === null ? -1 : ordered.findIndex((r) => r.id === move.value)
+      ordered.splice(to < 0 ? ordered.length : to, 0, moved!)
+    }
+    return ordered
+  }
+
   /** Steers and queued inputs as the page shows them; the same arrays while nothing changed. */
   inputs(): InboxInputs {
     if (this.#derivedVersion === this.#version) return this.#derived
-    const fromEngine = [...this.#receipts.values()].sort((a, b) => a.seq - b.seq)
+    const fromEngine = this.#ordered()
     const fromPage = [...this.#local.values()]
       .filter((local) => !this.#receipts.has(local.id) && !this.#settled.has(local.id))
       .sort((a, b) => a.order - b.order)
@@ -191,7 +242,11 @@ export class Inbox {
     const add = (next: TimelineInput) => {
       if (this.#cancels.has(next.id)) return
       const edit = this.#edits.get(next.id)
-      const shown = edit === undefined ? next : { ...next, text: edit.value }
+      const delivery = this.#deliveries.get(next.id)
+      const shown =
+        edit === undefined && delivery === undefined
+          ? next
+          : { ...next, text: edit?.value ?? next.text, delivery: delivery?.value ?? next.delivery }
       const old = this.#inputs.get(shown.id)
       const input = old !== undefined && sameInput(old, shown) ? old : Object.freeze(shown)
       inputs.set(input.id, input)

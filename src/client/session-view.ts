@@ -18,6 +18,13 @@ import type { ChangeListener, Engine, SessionChange, Unsubscribe } from '../engi
 import { type AttachmentInput, byteSize } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import { isSessionlineError, parseOrThrow, SessionlineError } from '../schema/errors'
+import {
+  CompactRequest,
+  ForkRequest,
+  ReorderRequest,
+  ResendRequest,
+  SetDeliveryRequest,
+} from '../schema/history'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import {
@@ -87,6 +94,15 @@ export const VIEW_ENGINE_METHODS = [
   'edit',
   'interrupt',
   'respondToApproval',
+  'resend',
+  'regenerate',
+  'switchBranch',
+  'rewind',
+  'fork',
+  'compact',
+  'reorder',
+  'setDelivery',
+  'context',
 ] as const satisfies readonly (keyof Engine)[]
 
 /**
@@ -366,7 +382,12 @@ export function createSessionView(
     }
     if (change.reset) {
       // The receipts a reset carries count as any change's do (the reload's read replaces them).
-      for (const receipt of change.inputs) if (receipt.sessionId === sessionId) inbox.applyReceipt(receipt)
+      for (const receipt of change.inputs) {
+        if (receipt.sessionId !== sessionId) continue
+        // A resend's prompt shown on this page stays until the reload reads its row: no blink.
+        if (receipt.status === 'promoted' && inbox.isLocalOnly(receipt.id)) continue
+        inbox.applyReceipt(receipt)
+      }
       void reload()
       return
     }
@@ -858,6 +879,53 @@ export function createSessionView(
     }
   }
 
+  /**
+   * Resends user row `messageId` as `text` on a new branch. The new prompt shows at once as a
+   * `sending` input under its own id, which is its row's key too, and stays until the reload the
+   * verb's `reset` starts reads that row, so the prompt never leaves the screen in between.
+   */
+  async function resend(messageId: string, request: { text: string; id?: string }): Promise<InputReceipt> {
+    const parsed = parseOrThrow(ResendRequest, request, 'resend request')
+    const id = parsed.id ?? nanoid()
+    inbox.sending(id, parsed.text, 'steer')
+    publish()
+    try {
+      const receipt = await engine.resend(sessionId, messageId, { text: parsed.text, id })
+      // Shown by now (the row was read), or shown by the reload on its way: nothing to do here.
+      if (!isKnownRow(id) && !inbox.isLocalOnly(id)) inbox.applyReceipt(receipt)
+      return receipt
+    } catch (thrown) {
+      inbox.dropLocal(id) // a refused resend leaves the branch as it was: the text stays with the caller
+      throw asSessionlineError(thrown)
+    } finally {
+      if (!disposed) publish()
+    }
+  }
+
+  const isKnownRow = (id: string) => window.rows.some((row) => row.key === id)
+
+  /** Runs `call` on inbox input `inputId` with the change `begin` shows kept on screen until it answers. */
+  async function changeInput(
+    inputId: string,
+    begin: () => object,
+    end: (token: object) => void,
+    call: () => Promise<InputReceipt>,
+  ): Promise<InputReceipt> {
+    const token = begin()
+    publish()
+    try {
+      await arrived(inputId)
+      const receipt = await call()
+      inbox.applyReceipt(receipt)
+      return receipt
+    } catch (thrown) {
+      throw asSessionlineError(thrown)
+    } finally {
+      end(token) // on failure the input shows as it was
+      if (!disposed) publish()
+    }
+  }
+
   return {
     sessionId,
     subscribe: store.subscribe,
@@ -916,6 +984,35 @@ export function createSessionView(
       }
     },
     interrupt: () => engine.interrupt(sessionId),
+    resend,
+    regenerate: (messageId) => engine.regenerate(sessionId, messageId),
+    switchBranch: (messageId) => engine.switchBranch(sessionId, messageId),
+    rewind: (messageId) => engine.rewind(sessionId, messageId),
+    async fork(forkOptions) {
+      return engine.fork(sessionId, parseOrThrow(ForkRequest, forkOptions ?? {}, 'fork request'))
+    },
+    async compact(compactOptions) {
+      return engine.compact(sessionId, parseOrThrow(CompactRequest, compactOptions ?? {}, 'compact request'))
+    },
+    async reorder(inputId, request) {
+      const parsed = parseOrThrow(ReorderRequest, request, 'reorder request')
+      return changeInput(
+        inputId,
+        () => inbox.beginMove(inputId, parsed.before),
+        (token) => inbox.endMove(inputId, token),
+        () => engine.reorder(sessionId, inputId, parsed),
+      )
+    },
+    async setDelivery(inputId, delivery) {
+      const parsed = parseOrThrow(SetDeliveryRequest, delivery, 'delivery')
+      return changeInput(
+        inputId,
+        () => inbox.beginDelivery(inputId, parsed),
+        (token) => inbox.endDelivery(inputId, token),
+        () => engine.setDelivery(sessionId, inputId, parsed),
+      )
+    },
+    context: () => engine.context(sessionId),
     respondToApproval: (callId, answer) => engine.respondToApproval(sessionId, callId, answer),
     connectionLost() {
       if (disposed || connection !== 'up') return

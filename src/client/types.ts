@@ -3,9 +3,10 @@ import type { ApprovalAnswer } from '../schema/approvals'
 import type { AttachmentInput } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import type { SessionlineError } from '../schema/errors'
+import type { CompactRequest, ContextAnswer, ForkRequest, RewindAnswer } from '../schema/history'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
-import type { TurnOutlineEntry } from '../schema/session'
+import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
 import type { RailItem } from '../view/rail'
 
 /** State of an input the page admitted and the transcript has not taken yet. */
@@ -68,7 +69,7 @@ export interface TimelineSnapshot {
    * before the first or after the last segment); every segment is contiguous.
    */
   rows: readonly TimelineRow[]
-  /** Queued inputs in admission order (the queue tray). */
+  /** Queued inputs in inbox order (the queue tray): admission order unless `reorder` moved some. */
   queued: readonly TimelineInput[]
   /**
    * The loaded part of the turn outline, ascending by turn: its newest entries at first (a tail
@@ -128,6 +129,27 @@ export interface SessionView {
    * `invalid_state`.
    */
   respondToApproval(callId: string, answer: ApprovalAnswer): Promise<void>
+  /**
+   * History (docs/decisions/0033): user row `messageId` again as `text`, on a new branch whose
+   * turn runs. The new prompt shows at once under `id` (default: a new one), its row's key.
+   */
+  resend(messageId: string, request: { text: string; id?: string }): Promise<InputReceipt>
+  /** History: a new answer on a new branch to the prompt assistant row `messageId` answered (or user row `messageId`). */
+  regenerate(messageId: string): Promise<void>
+  /** History: the newest path through row `messageId` becomes the head; rows keep their keys. */
+  switchBranch(messageId: string): Promise<void>
+  /** History: back to just before user row `messageId`; answers its text for the composer. */
+  rewind(messageId: string): Promise<RewindAnswer>
+  /** History: a new native session with this one's visible path (also continues an imported session). */
+  fork(options?: ForkRequest): Promise<SessionInfo>
+  /** History: a summary row replaces the active path through `throughSeq` (default: all); answers the row. */
+  compact(options?: CompactRequest): Promise<SessionMessage>
+  /** Inbox: moves pending input `inputId` before pending input `before` (`null`: the end); the tray shows it there at once. */
+  reorder(inputId: string, request: { before: string | null }): Promise<InputReceipt>
+  /** Inbox: makes pending input `inputId` a steer or a queued input in place; shown at once. */
+  setDelivery(inputId: string, delivery: Delivery): Promise<InputReceipt>
+  /** What the model gets at the next step (see `Engine.context`). */
+  context(): Promise<ContextAnswer>
   dispose(): void
 }
 

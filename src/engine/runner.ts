@@ -155,6 +155,9 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       .catch((error: unknown) => report(asSessionlineError(error, 'internal'), driver.sessionId))
       .finally(() => {
         driver.loop = null
+        // Input that arrived after the loop last looked but before it let go (a regenerate in
+        // the ticks after a turn ended) only set `dirty`: look again, or that turn never runs.
+        if (driver.dirty) wake(driver)
       })
   }
 

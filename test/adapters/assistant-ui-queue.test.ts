@@ -111,7 +111,7 @@ describe('sessionlineQueueAdapter', () => {
     expect(done.rows.map((row) => row.kind)).toEqual(['message', 'message'])
   })
 
-  it('moving a queued item to the steer lane cancels it and admits its text as a steer; moves within the queue change nothing', async () => {
+  it('moves within the queue reorder the inbox; moving a queued item to the steer lane makes it a steer under the same id', async () => {
     const v = await open(15)
     await v.admit('first')
     await until(v, (s) => s.rows.some((row) => row.kind === 'message' && row.message.role === 'assistant'))
@@ -123,6 +123,13 @@ describe('sessionlineQueueAdapter', () => {
     )
     const [later, urgent] = queued.queued
     adapterNow(v).move(urgent!.id, { lane: 'queue', insertBefore: later!.id })
+    // The tray shows the new order at once, and the adapter lists it.
+    expect(v.getSnapshot().queued.map((input) => input.id)).toEqual([urgent!.id, later!.id])
+    expect(adapterNow(v).items.map((item) => item.id)).toEqual([urgent!.id, later!.id])
+    adapterNow(v).move(urgent!.id, { lane: 'queue', insertAfter: later!.id })
+    expect(v.getSnapshot().queued.map((input) => input.id)).toEqual([later!.id, urgent!.id])
+    adapterNow(v).move(urgent!.id, { lane: 'queue', insertAfter: null })
+    expect(v.getSnapshot().queued.map((input) => input.id)).toEqual([urgent!.id, later!.id])
     adapterNow(v).move(urgent!.id, { lane: 'steer' })
     const moved = await until(v, (s) => s.queued.length === 1)
     expect(moved.queued[0]!.id).toBe(later!.id)
@@ -133,7 +140,8 @@ describe('sessionlineQueueAdapter', () => {
         : [],
     )
     expect(userTexts).toEqual(['first', 'urgent', 'later'])
-    expect(done.rows.some((row) => row.key === urgent!.id)).toBe(false)
+    // The steer is the same input: its row has the id it was queued under.
+    expect(done.rows.some((row) => row.key === urgent!.id)).toBe(true)
   })
 })
 

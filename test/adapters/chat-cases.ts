@@ -194,6 +194,27 @@ export function defineChatCases(
       expect(chat.latest().messages[2]!.id).toBe(queued.id)
     })
 
+    it(`${release}: experimental_sendQueuedMessageNow makes a queued input a steer under its own id`, async () => {
+      const { view } = await open(3)
+      const chat = mount(view)
+      await act(async () => {
+        void chat.latest().sendMessage({ text: 'first' })
+      })
+      await settle(() => chat.latest().isRunning, 'the first turn')
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'now, please' })
+      })
+      await settle(() => chat.latest().queued.length === 1, 'the queued input')
+      const queued = chat.latest().queued[0]!
+      await act(async () => {
+        await chat.latest().experimental_sendQueuedMessageNow(queued.id)
+      })
+      expect(chat.latest().queued).toEqual([])
+      await settle(() => idle(view.getSnapshot()) && chat.latest().status === 'ready', 'the turn')
+      const row = view.getSnapshot().rows.find((r) => r.key === queued.id)
+      expect(row?.kind === 'message' && row.message.role).toBe('user')
+    })
+
     it(`${release}: two messages sent in the same tick: the first opens the turn, the second waits in the queue`, async () => {
       const { view } = await open(5)
       const chat = mount(view)
@@ -325,14 +346,19 @@ export function defineChatCases(
       const named: unknown[] = []
       await act(async () => {
         named.push(await refusal(() => helpers.setMessages!([])))
-        named.push(await refusal(() => helpers.regenerate!()))
         named.push(
           await refusal(() =>
             chat.latest().sendMessage({ text: 'with metadata', metadata: { x: 1 } } as never),
           ),
         )
         named.push(
-          await refusal(() => chat.latest().sendMessage({ text: 'a replacement', messageId: 'm1' } as never)),
+          await refusal(() =>
+            chat.latest().sendMessage({
+              messageId: 'm1',
+              role: 'user',
+              parts: [{ type: 'file', url: 'data:text/plain,x', mediaType: 'text/plain' }],
+            } as never),
+          ),
         )
         named.push(await refusal(() => chat.latest().sendMessage({ role: 'user', parts: [source] } as never)))
         for (const helper of ['addToolResult', 'addToolOutput'])
@@ -341,15 +367,14 @@ export function defineChatCases(
               await refusal(() => helpers[helper]!({ tool: 'clock', toolCallId: 'c1', output: null })),
             )
       })
-      expect(named.slice(0, 5)).toEqual([
+      expect(named.slice(0, 4)).toEqual([
         'setMessages',
-        'regenerate',
         'sendMessage({ metadata })',
-        'sendMessage({ messageId })',
+        'sendMessage({ messageId }) with files',
         'sendMessage with a source-url part',
       ])
-      expect(named.slice(5)).toEqual(['addToolResult', 'addToolOutput'].filter((helper) => helper in helpers))
-      expect(named.length).toBeGreaterThanOrEqual(6) // every release has addToolResult
+      expect(named.slice(4)).toEqual(['addToolResult', 'addToolOutput'].filter((helper) => helper in helpers))
+      expect(named.length).toBeGreaterThanOrEqual(5) // every release has addToolResult
       expect(view.getSnapshot().rows).toEqual([])
       expect(view.getSnapshot().queued).toEqual([])
       // What works still works: a plain text message is sent and answered.
@@ -357,6 +382,85 @@ export function defineChatCases(
         await chat.latest().sendMessage({ text: 'plain text' })
       })
       await settle(() => idle(view.getSnapshot()) && chat.latest().messages.length === 2, 'the answer')
+    })
+
+    it(`${release}: regenerate() answers the last prompt again on a new branch and ends ready; regenerate({messageId}) too`, async () => {
+      const { view } = await open(2)
+      const chat = mount(view)
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'first question' })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().messages.length === 2, 'the first answer')
+      const first = chat.latest().messages[1]!
+      const renders = chat.renders.length
+      await act(async () => {
+        await chat.latest().regenerate()
+      })
+      await settle(
+        () =>
+          idle(view.getSnapshot()) &&
+          chat.latest().status === 'ready' &&
+          chat.latest().messages.length === 2 &&
+          chat.latest().messages[1]!.id !== first.id,
+        'the regenerated answer',
+      )
+      expect(chat.renders.slice(renders).some((render) => render.status === 'error')).toBe(false)
+      expect(chat.latest().error).toBeUndefined()
+      expectMessagesEqualRows(chat)
+      const second = chat.latest().messages[1]!
+      const answer = view.getSnapshot().rows.find((row) => row.key === second.id)
+      expect(answer?.kind === 'message' && answer.message.branch).toEqual({ index: 1, count: 2 })
+      // By message id, the answer shown now.
+      await act(async () => {
+        await chat.latest().regenerate({ messageId: second.id })
+      })
+      await settle(
+        () =>
+          idle(view.getSnapshot()) &&
+          chat.latest().status === 'ready' &&
+          chat.latest().messages.length === 2 &&
+          ![first.id, second.id].includes(chat.latest().messages[1]!.id),
+        'the third answer',
+      )
+      expectMessagesEqualRows(chat)
+      const third = view.getSnapshot().rows.at(-1)!
+      expect(third.kind === 'message' && third.message.branch).toEqual({ index: 2, count: 3 })
+    })
+
+    it(`${release}: sendMessage({text, messageId}) resends that prompt with the new text and ends ready`, async () => {
+      const { view } = await open(2)
+      const chat = mount(view)
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'first question' })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().messages.length === 2, 'the first answer')
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'second question' })
+      })
+      await settle(() => idle(view.getSnapshot()) && chat.latest().messages.length === 4, 'the second answer')
+      const [prompt] = chat.latest().messages
+      await act(async () => {
+        await chat.latest().sendMessage({ text: 'first question, edited', messageId: prompt!.id } as never)
+      })
+      await settle(
+        () =>
+          idle(view.getSnapshot()) &&
+          chat.latest().status === 'ready' &&
+          chat.latest().messages.length === 2 &&
+          textOf(chat.latest().messages[0]!) === 'first question, edited',
+        'the edited branch',
+      )
+      expect(chat.latest().error).toBeUndefined()
+      expectMessagesEqualRows(chat)
+      const edited = view.getSnapshot().rows[0]!
+      expect(edited.key).not.toBe(prompt!.id)
+      expect(edited.kind === 'message' && edited.message.branch).toEqual({ index: 1, count: 2 })
+      // The old branch is still there: switching back shows it again.
+      await act(async () => {
+        await view.switchBranch(prompt!.id)
+      })
+      await settle(() => chat.latest().messages.length === 4, 'the old branch')
+      expectMessagesEqualRows(chat)
     })
 
     it(`${release}: stop interrupts the turn and keeps the partial answer`, async () => {

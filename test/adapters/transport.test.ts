@@ -218,7 +218,7 @@ describe('SessionlineChatTransport', () => {
     expect(isTurnRunning(stopped.rows)).toBe(false)
   })
 
-  it('regenerating an answer is refused with unsupported and admits nothing', async () => {
+  it('regenerating a message the session does not have is refused with not_found and writes nothing', async () => {
     const { view, transport } = await session({ seed: 1, toolRate: 0, wordDelayMs: 0 })
     const refused = await transport
       .sendMessages({
@@ -232,7 +232,7 @@ describe('SessionlineChatTransport', () => {
         () => undefined,
         (error: unknown) => error,
       )
-    expect(isSessionlineError(refused) && refused.code).toBe('unsupported')
+    expect(isSessionlineError(refused) && refused.code).toBe('not_found')
     expect(view.getSnapshot().rows).toEqual([])
   })
 })
