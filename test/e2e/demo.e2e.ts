@@ -144,12 +144,13 @@ async function startChatServer(words: readonly string[]) {
 }
 
 /**
- * Keyboard only: from the transcript, Tab reaches the rail's one tabbable mark, Home moves to
+ * Keyboard only: from the composer, Shift+Tab reaches the rail's one tabbable mark (from the
+ * transcript, Tab first walks its rows' Edit, Rewind and Regenerate buttons), Home moves to
  * turn 1 (not loaded yet), Enter loads and lands it. Returns how long that took and where it landed.
  */
 async function jumpToFirstTurnByKeyboard(page: Page, timeout: number) {
-  await page.focus('.transcript')
-  await page.keyboard.press('Tab')
+  await page.focus('#composer-input')
+  await page.keyboard.press('Shift+Tab')
   // At the tail, the tabbable mark is the last turn's, and it is the current one.
   const first = await page.evaluate(() => ({
     mark: document.activeElement?.classList.contains('rail__mark'),
