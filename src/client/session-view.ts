@@ -382,13 +382,24 @@ export function createSessionView(
     }
     if (change.reset) {
       // The receipts a reset carries count as any change's do (the reload's read replaces them).
+      const held: string[] = []
       for (const receipt of change.inputs) {
         if (receipt.sessionId !== sessionId) continue
         // A resend's prompt shown on this page stays until the reload reads its row: no blink.
-        if (receipt.status === 'promoted' && inbox.isLocalOnly(receipt.id)) continue
+        if (receipt.status === 'promoted' && inbox.isLocalOnly(receipt.id)) {
+          held.push(receipt.id)
+          continue
+        }
         inbox.applyReceipt(receipt)
       }
-      void reload()
+      void reload().then(() => {
+        // A held prompt whose row the reload did not bring is not on the visible path (a rewind
+        // or switch moved the head past it meanwhile): it is no pending input either.
+        const gone = held.filter((id) => inbox.isLocalOnly(id) && !isKnownRow(id))
+        if (gone.length === 0 || disposed) return
+        for (const id of gone) inbox.dropLocal(id)
+        publish()
+      })
       return
     }
     const applied = applyMessages(
