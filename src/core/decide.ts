@@ -137,23 +137,31 @@ export function decide<K extends Command['type']>(
   command: CommandOf<K>,
   at: number,
 ): Decided<K> {
+  return refusalReturned(() => decideOrThrow(state, command as Command, at) as Decided<K>)
+}
+
+/** Runs a throwing decider and returns its `SessionlineError` instead of throwing it; other errors pass. */
+export function refusalReturned<T>(decideOrThrow: () => T): T | SessionlineError {
   try {
-    return decideOrThrow(state, command as Command, at) as Decided<K>
+    return decideOrThrow()
   } catch (error) {
     if (isSessionlineError(error)) return error
     throw error
   }
 }
 
+/** Refuses any command on an imported session: it is a history another tool wrote (docs/decisions/0005). */
+export function assertNative(state: { sessionId: string; source: string }): void {
+  if (state.source === 'native') return
+  throw new SessionlineError(
+    'invalid_state',
+    `session ${JSON.stringify(state.sessionId)} was imported from ${state.source}: imported sessions are read-only`,
+    { sessionId: state.sessionId, source: state.source },
+  )
+}
+
 function decideOrThrow(state: SessionState, command: Command, at: number): Decision<unknown> {
-  if (state.source !== 'native') {
-    // Imported sessions are histories another tool wrote (docs/decisions/0005).
-    throw new SessionlineError(
-      'invalid_state',
-      `session ${JSON.stringify(state.sessionId)} was imported from ${state.source}: imported sessions are read-only`,
-      { sessionId: state.sessionId, source: state.source },
-    )
-  }
+  assertNative(state)
   switch (command.type) {
     case 'admit':
       return admit(state, command, at)

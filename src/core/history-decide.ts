@@ -24,11 +24,11 @@
  *   if (decision instanceof SessionlineError) throw decision
  *   await commit(decision) // then publish decision.next and decision.tree
  */
-import { isSessionlineError, SessionlineError } from '../schema/errors'
+import { SessionlineError } from '../schema/errors'
 import type { SessionEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
-import type { Decision, SessionState } from './decide'
+import { assertNative, type Decision, refusalReturned, type SessionState } from './decide'
 import { stampAndFold } from './folds'
 import {
   childCount,
@@ -104,22 +104,11 @@ export function decideHistory<K extends HistoryCommand['type']>(
   command: HistoryCommandOf<K>,
   at: number,
 ): HistoryDecided<K> {
-  try {
-    return decideOrThrow(state, command as HistoryCommand, at) as HistoryDecided<K>
-  } catch (error) {
-    if (isSessionlineError(error)) return error
-    throw error
-  }
+  return refusalReturned(() => decideOrThrow(state, command as HistoryCommand, at) as HistoryDecided<K>)
 }
 
 function decideOrThrow(state: HistoryState, command: HistoryCommand, at: number): HistoryDecision<unknown> {
-  if (state.source !== 'native') {
-    throw new SessionlineError(
-      'invalid_state',
-      `session ${JSON.stringify(state.sessionId)} was imported from ${state.source}: imported sessions are read-only`,
-      { sessionId: state.sessionId, source: state.source },
-    )
-  }
+  assertNative(state)
   switch (command.type) {
     case 'rewind': {
       const node = rowNode(state, command.messageId, ['user'])
