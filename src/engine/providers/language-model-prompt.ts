@@ -3,11 +3,12 @@
  * v3 and v4 share): system text first, user text, assistant text and tool calls, and one `tool`
  * message answering every call (a provider rejects a call left unanswered). Reasoning is not
  * sent back, as with the OpenAI-compatible provider. A user row's files become `file` parts of
- * its message, their bytes read before the prompt is built (`promptFiles`).
+ * its message, their bytes read before the prompt is built (`attachedFiles`).
  */
 import type { Json } from '../../schema/common'
 import type { SessionMessage, ToolPart } from '../../schema/messages'
-import type { ProviderRequest, ToolSpec } from '../provider'
+import type { ToolSpec } from '../provider'
+import type { AttachedFiles } from './attached-files'
 
 /** One message of a language-model prompt. */
 export type PromptMessage =
@@ -20,31 +21,6 @@ export type PromptMessage =
 export type PromptUserPart =
   | { type: 'text'; text: string }
   | { type: 'file'; data: Uint8Array; mediaType: string; filename: string }
-
-/** The bytes of the files the context's user rows carry, by attachment id. */
-export type PromptFiles = ReadonlyMap<string, Uint8Array>
-
-/**
- * Reads the bytes of every file the context's visible user rows carry, once per attachment id.
- * A file whose bytes are gone (or a host that serves none) is left out of the map; the prompt
- * then says so in text rather than failing the step.
- */
-export async function promptFiles(
-  request: Pick<ProviderRequest, 'context' | 'attachment'>,
-): Promise<PromptFiles> {
-  const files = new Map<string, Uint8Array>()
-  const { attachment } = request
-  if (!attachment) return files
-  for (const row of request.context) {
-    if (row.role !== 'user' || row.visibility !== 'visible') continue
-    for (const part of row.parts) {
-      if (part.type !== 'file' || files.has(part.attachmentId)) continue
-      const blob = await attachment(part.attachmentId)
-      if (blob) files.set(part.attachmentId, new Uint8Array(await blob.arrayBuffer()))
-    }
-  }
-  return files
-}
 
 export type PromptAssistantPart =
   | { type: 'text'; text: string }
@@ -71,7 +47,7 @@ export interface PromptFunctionTool {
 export function toPrompt(
   context: readonly SessionMessage[],
   system?: string,
-  files: PromptFiles = new Map(),
+  files: AttachedFiles = new Map(),
 ): PromptMessage[] {
   const messages: PromptMessage[] = []
   if (system) messages.push({ role: 'system', content: system })
@@ -104,7 +80,7 @@ export function toPrompt(
   return messages
 }
 
-function userContent(row: SessionMessage, text: string, files: PromptFiles): PromptUserPart[] {
+function userContent(row: SessionMessage, text: string, files: AttachedFiles): PromptUserPart[] {
   const content: PromptUserPart[] = []
   if (text !== '' || !row.parts.some((part) => part.type === 'file')) content.push({ type: 'text', text })
   for (const part of row.parts) {

@@ -16,7 +16,8 @@ import { copyJson, type Json, type Usage } from '../../schema/common'
 import { parseOrThrow, SessionlineError } from '../../schema/errors'
 import type { ModelProvider, ProviderChunk, ProviderRequest } from '../provider'
 import { abortError, raceAbort, throwIfAborted } from './abort'
-import { promptFiles, toFunctionTools, toPrompt } from './language-model-prompt'
+import { attachedFiles } from './attached-files'
+import { toFunctionTools, toPrompt } from './language-model-prompt'
 
 /** The language-model specifications this reads. */
 export const LANGUAGE_MODEL_SPECIFICATIONS = ['v2', 'v3', 'v4'] as const
@@ -98,7 +99,7 @@ async function* streamLanguageModel(
   const { system, ...passed } = settings
   const callOptions = {
     ...passed,
-    prompt: toPrompt(request.context, system, await promptFiles(request)),
+    prompt: toPrompt(request.context, system, await attachedFiles(request)),
     ...(request.tools.length > 0 ? { tools: toFunctionTools(request.tools) } : {}),
     abortSignal: signal,
   }

@@ -16,6 +16,7 @@ import type { SessionMessage, ToolPart } from '../../schema/messages'
 import { OpenAIProviderConfig } from '../../schema/provider'
 import type { ModelProvider, ProviderChunk, ProviderRequest, ToolSpec } from '../provider'
 import { abortError } from './abort'
+import { type AttachedFiles, attachedFiles } from './attached-files'
 
 export interface OpenAIProviderOptions {
   /** The `fetch` to use (defaults to the global one). */
@@ -156,45 +157,22 @@ function toChatTool(tool: ToolSpec) {
   }
 }
 
-/** Data URLs of the attachments a context's user rows carry, by attachment id. */
-export type AttachedFiles = ReadonlyMap<string, string>
-
-/** Reads the bytes of every file part of the context's user rows, as data URLs. */
-export async function attachedFiles(
-  request: Pick<ProviderRequest, 'context' | 'attachment'>,
-): Promise<AttachedFiles> {
-  const files = new Map<string, string>()
-  const { attachment } = request
-  if (!attachment) return files
-  for (const row of request.context) {
-    if (row.role !== 'user' || row.visibility !== 'visible') continue
-    for (const part of row.parts) {
-      if (part.type !== 'file' || files.has(part.attachmentId)) continue
-      const blob = await attachment(part.attachmentId)
-      if (blob)
-        files.set(
-          part.attachmentId,
-          `data:${part.mediaType};base64,${toBase64(new Uint8Array(await blob.arrayBuffer()))}`,
-        )
-    }
-  }
-  return files
-}
+const dataUrl = (part: FilePart, bytes: Uint8Array) => `data:${part.mediaType};base64,${toBase64(bytes)}`
 
 /** A file part as chat content: images as `image_url`, other files as `file`, both as data URLs. */
 function fileContent(part: FilePart, files: AttachedFiles | undefined): ChatContentPart {
-  const url = files?.get(part.attachmentId)
-  if (!url) return { type: 'text', text: `[attachment ${part.name} (${part.mediaType}) is not available]` }
+  const bytes = files?.get(part.attachmentId)
+  if (!bytes) return { type: 'text', text: `[attachment ${part.name} (${part.mediaType}) is not available]` }
   return part.mediaType.startsWith('image/')
-    ? { type: 'image_url', image_url: { url } }
-    : { type: 'file', file: { filename: part.name, file_data: url } }
+    ? { type: 'image_url', image_url: { url: dataUrl(part, bytes) } }
+    : { type: 'file', file: { filename: part.name, file_data: dataUrl(part, bytes) } }
 }
 
 /**
  * Maps the model-visible transcript to chat messages: user and assistant text, each assistant
  * tool call followed by its result as a `tool` message (every call gets an answer, since the API
  * rejects a call left unanswered). Reasoning is not sent back. A user row with files becomes
- * content parts: its text, then each file (`files` holds their bytes as data URLs).
+ * content parts: its text, then each file (`files` holds their bytes, sent as data URLs).
  */
 export function toChatMessages(
   context: readonly SessionMessage[],
