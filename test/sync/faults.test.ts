@@ -214,8 +214,9 @@ describe('offlineSwitch', () => {
 
   it("makes the reference client's IdempotentProducer drop a batch sent offline: its next sequence is a gap", async () => {
     // Not a property of the switch but of @durable-streams/client 0.2.7, found with it: a batch
-    // whose POST fails is reported to onError and not sent again, and the producer's sequence
-    // moves on. The sync must keep its unsent events itself rather than hand them to it.
+    // whose POST fails is reported to onError and never sent again; the next batch, one sequence
+    // on, meets a gap at the server and fails with the first one's error; flush() resolves all
+    // the same. The sync must keep its unsent events itself rather than hand them to it.
     const url = await newStream()
     const network = offlineSwitch()
     const stream = new DurableStream({ url, contentType: 'application/json', fetch: network.fetch })
@@ -232,7 +233,8 @@ describe('offlineSwitch', () => {
     expect(String(errors[0])).toContain('fetch failed')
     network.offline = false
     producer.append(JSON.stringify(event(2)))
-    await producer.flush()
+    await producer.flush() // resolves: only onError hears
+    expect(errors.length).toBeGreaterThan(1)
     // Neither event arrived, and closing the producer finds the hole its lost batch left.
     expect(await readAll(url)).toEqual([])
     await expect(producer.close()).rejects.toThrow('Producer sequence gap')
