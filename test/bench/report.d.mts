@@ -28,8 +28,25 @@ export interface FoldFigure {
   unit: 'events/s'
   atLeast: number
 }
+export interface SyncSide {
+  median: number
+  all: number[]
+  eventsPerSecond: number
+}
+export interface SyncFigure {
+  id: string
+  name: string
+  events: number
+  bytes: number
+  batch: number
+  raw: SyncSide
+  sessionline: SyncSide | null
+  ratio: number | null
+  note: string
+}
 export function ratioSpread(c: Comparison): string
 export function markdownTable(comparisons: Comparison[], options?: { judge?: boolean }): string
 export function missedTargets(comparisons: Comparison[]): Comparison[]
 export function foldTable(folds: FoldFigure[]): string
+export function syncTable(figures: SyncFigure[]): string
 export function growthTable(comparisons: Comparison[], options?: { judge?: boolean }): string

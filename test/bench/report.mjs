@@ -101,6 +101,36 @@ export function foldTable(folds) {
 }
 
 /**
+ * @typedef {{ median: number, all: number[], eventsPerSecond: number }} SyncSide
+ * @typedef {{ id: string, name: string, events: number, bytes: number, batch: number, raw: SyncSide,
+ *   sessionline: SyncSide | null, ratio: number | null, note: string }} SyncFigure
+ */
+
+/**
+ * The sync figures (src/sync.ts): events per second through a local Durable Streams server,
+ * sessionline's sync against plain fetch POSTs of the same events. Until the sessionline side
+ * exists its column says so and there is no ratio.
+ * @param {SyncFigure[]} figures
+ * @returns {string}
+ */
+export function syncTable(figures) {
+  const lines = [
+    '| # | sync | events (JSON) | batch | sessionline | raw fetch | ratio |',
+    '|---|---|---:|---:|---:|---:|---:|',
+  ]
+  /** @param {SyncSide} s */
+  const side = (s) => `${s.eventsPerSecond.toLocaleString('en')} events/s (${fixed(s.median)} ms)`
+  for (const f of figures) {
+    const mb = (f.bytes / 2 ** 20).toFixed(1)
+    lines.push(
+      `| ${f.id} | ${f.name} | ${f.events.toLocaleString('en')} (${mb} MB) | ${f.batch} | ${f.sessionline ? side(f.sessionline) : 'not yet'} | ${side(f.raw)} | ${f.ratio === null ? '—' : `${f.ratio.toFixed(2)}×`} |`,
+    )
+  }
+  const notes = [...new Set(figures.map((f) => f.note).filter(Boolean))]
+  return [lines.join('\n'), ...notes.map((n) => `\n> ${n}`)].join('\n')
+}
+
+/**
  * The growth rows (src/growth.ts) pivoted into one line per metric and size: sessionline and raw
  * Dexie per op, each against itself at the smallest size, and sessionline ÷ raw at that size.
  * @param {Comparison[]} comparisons

@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,portability,main-thread,folds]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,portability,main-thread,folds,sync-push,sync-converge]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -20,7 +20,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CHROMIUM, CHROMIUM_ARGS as HEADLESS_ARGS } from '../support/chromium.mjs'
-import { foldTable, growthTable, markdownTable, missedTargets } from './report.mjs'
+import { foldTable, growthTable, markdownTable, missedTargets, syncTable } from './report.mjs'
 import { runTabs, tabsTable } from './tabs.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
@@ -73,7 +73,11 @@ const STEPS = [
   'portability',
   'main-thread',
   'folds',
+  'sync-push',
+  'sync-converge',
 ]
+/** Steps that run in Node whatever the mode: `--only` with these alone starts no browser. */
+const NODE_STEPS = ['folds', 'sync-push', 'sync-converge']
 const ONLY = option('--only')?.split(',')
 for (const name of ONLY ?? [])
   if (!STEPS.includes(name)) fail(`--only: unknown step ${name} (${STEPS.join(', ')})`)
@@ -500,6 +504,59 @@ async function runFolds(report) {
   report.folds = JSON.parse(fs.readFileSync(out, 'utf8')).folds
 }
 
+// --- sync: through a local Durable Streams server, whatever the mode -----------------------------------
+
+/**
+ * `npm run sync-server` on a free port, as a child of this runner (so that it is stopped by pid
+ * with the rest). @returns {Promise<string>} the stream base URL it prints
+ */
+function startSyncServer() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'test/sync/server.mjs'), '--port', '0'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    if (child.pid) startedPids.add(child.pid)
+    const stop = () =>
+      new Promise((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done(undefined)
+        child.once('exit', () => done(undefined))
+        child.kill('SIGTERM')
+        setTimeout(() => child.kill('SIGKILL'), 5_000).unref()
+      })
+    cleanups.push(stop)
+    let output = ''
+    const timer = setTimeout(() => reject(new Error(`the sync server did not start: ${output}`)), 15_000)
+    const read = (/** @type {Buffer} */ d) => {
+      output += d
+      const streams = /streams: (\S+)\/<name>\n/.exec(output)?.[1]
+      if (streams) {
+        clearTimeout(timer)
+        resolve(streams)
+      }
+    }
+    child.stdout.on('data', read)
+    child.stderr.on('data', read)
+    child.once('exit', (code) => reject(new Error(`the sync server exited (${code}): ${output}`)))
+  })
+}
+
+/** @param {Record<string, unknown>} report */
+async function runSync(report) {
+  const out = path.join(TMP, `sync-${process.pid}.json`)
+  cleanups.push(() => fs.rmSync(out, { force: true }))
+  const steps = ['sync-push', 'sync-converge'].filter(runs)
+  log(`${steps.join(', ')}: session events through a local Durable Streams server`)
+  const streams = await startSyncServer()
+  const request = { steps, reps: PRESET === 'full' ? 5 : 3, streams }
+  await runNode(
+    ['--import', 'tsx', path.join(HERE, 'src/sync.ts'), out, JSON.stringify(request)],
+    Math.min(300_000, DEADLINE_MS - (Date.now() - started) - 5_000),
+    'the sync run',
+  )
+  report.sync = JSON.parse(fs.readFileSync(out, 'utf8')).sync
+}
+
 // --- main ----------------------------------------------------------------------------------------------
 
 /** The commit measured, and the library files that differed from it (a shared tree moves). */
@@ -539,8 +596,10 @@ const report = {
 }
 let exitCode = 0
 try {
-  await (MODE === 'node' ? runInNode(report) : runInBrowser(report))
+  if (ONLY === undefined || ONLY.some((step) => !NODE_STEPS.includes(step)))
+    await (MODE === 'node' ? runInNode(report) : runInBrowser(report))
   if (runs('folds')) await runFolds(report)
+  if (runs('sync-push') || runs('sync-converge')) await runSync(report)
 } catch (error) {
   exitCode = 1
   report.error = error instanceof Error ? (error.stack ?? error.message) : String(error)
@@ -573,13 +632,16 @@ console.log(
 )
 if (MODE === 'node')
   console.log('> fake-indexeddb in Node: proves the suite runs; the figures say nothing about speed.\n')
-console.log(table)
+// A run of Node steps alone (`--only folds,sync-push`) has no comparisons: no empty table then.
+if (comparisons.length || report.error) console.log(table)
 const growth = growthTable(comparisons, { judge: MODE === 'browser' })
 if (growth) console.log(`\n${growth}`)
 const tabs = report.tabs ? tabsTable(/** @type {never} */ (report.tabs)) : ''
 if (tabs) console.log(`\n${tabs}`)
 const folds = /** @type {import('./report.mjs').FoldFigure[]} */ (report.folds ?? [])
 if (folds.length) console.log(`\n${foldTable(folds)}`)
+const sync = /** @type {import('./report.mjs').SyncFigure[]} */ (report.sync ?? [])
+if (sync.length) console.log(`\n${syncTable(sync)}`)
 for (const note of /** @type {string[]} */ (report.notes ?? []))
   if (MODE !== 'node') console.log(`\n> ${note}`)
 const missed = missedTargets(comparisons)
