@@ -69,7 +69,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   try {
     server = await startSyncServer(options)
   } catch (error) {
-    console.error(`sync-server: ${error.message}`)
+    const hint = error.code === 'EADDRINUSE' ? ' (is one running already? --port N picks another port)' : ''
+    console.error(`sync-server: ${error.message}${hint}`)
     process.exit(1)
   }
   const storage = options.dataDir === undefined ? 'in memory' : `in ${resolve(options.dataDir)}`

@@ -151,13 +151,18 @@ describe('npm run sync-server', () => {
     await stop(second)
   })
 
-  it('refuses any address but 127.0.0.1, and unknown arguments', async () => {
+  it('refuses any address but 127.0.0.1, a port in use and unknown arguments', async () => {
     const wide = run(['--port', '0', '--host', '0.0.0.0'])
     expect((await wide.exited).code).toBe(1)
     expect(wide.output()).toContain('127.0.0.1 only')
     const unknown = run(['--verbose'])
     expect((await unknown.exited).code).toBe(2)
     expect(unknown.output()).toContain('unknown argument --verbose')
+    const taken = await start(['--port', '0'])
+    const second = run(['--port', new URL(taken.url).port])
+    expect((await second.exited).code).toBe(1)
+    expect(second.output()).toContain('EADDRINUSE')
+    await stop(taken)
     const badPort = run(['--port', 'http'])
     expect((await badPort.exited).code).toBe(2)
   })
