@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { compareWithKnown } from './compare.mjs'
 
 const root = fileURLToPath(new URL('../../..', import.meta.url))
 const LIST = fileURLToPath(new URL('./known-failures.json', import.meta.url))
@@ -110,20 +111,16 @@ if (update) {
 }
 
 const known = JSON.parse(await readFile(LIST, 'utf8'))
-const knownFailed = known.failed.map((f) => f.name)
-const missing = (a, b) => a.filter((name) => !b.includes(name))
-const problems = [
-  ...(passed === 0 ? ['no test passed: the suite did not run (did it register its tests?)'] : []),
-  ...missing(got.failed, knownFailed).map((n) => `newly failing: ${n}`),
-  ...missing(knownFailed, got.failed).map((n) => `known failure now passes (or was renamed): ${n}`),
-  ...missing(got.skipped, known.skipped).map((n) => `newly skipped: ${n}`),
-  ...missing(known.skipped, got.skipped).map((n) => `no longer skipped: ${n}`),
-]
+const problems = compareWithKnown({ passed, ...got }, known)
+const upgraded = known.server !== versions.server || known.suite !== versions.suite
 if (problems.length === 0) {
   console.log(`::: the known failures and skips, exactly (${LIST.slice(root.length)})`)
+  if (upgraded)
+    console.log(
+      `::: the list is for server ${known.server} and suite ${known.suite}; installed ${versions.server} and ${versions.suite} give the same: rerun with --update to record them`,
+    )
   process.exit(0)
 }
-const upgraded = known.server !== versions.server || known.suite !== versions.suite
 console.error(
   [
     output,
