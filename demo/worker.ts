@@ -3,7 +3,6 @@
 // the engine's built-in choices and one more, an AI SDK model (models.ts), which is built here,
 // in the worker, and run through `fromLanguageModel`: the model object and its key never cross
 // to the page.
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { createEngine } from '../src/engine/engine'
 import type { ModelProvider } from '../src/engine/provider'
 import { providerFromConfig } from '../src/engine/providers/index'
@@ -21,9 +20,11 @@ interface Choice {
 const tools = playgroundTools()
 const DEMO_TOOLS = new Set(Object.keys(tools).filter((name) => name !== APPROVED_TOOL))
 
-function choose(config: PlaygroundModel): Choice {
+async function choose(config: PlaygroundModel): Promise<Choice> {
   switch (config.kind) {
     case 'ai-sdk': {
+      // Loaded when first chosen: the offline default never needs it.
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible')
       const server = createOpenAICompatible({
         name: 'playground',
         baseURL: config.baseUrl,
@@ -45,7 +46,7 @@ function choose(config: PlaygroundModel): Choice {
   }
 }
 
-let current = choose({ kind: 'scripted' })
+let current: Choice = { provider: providerFromConfig({ kind: 'scripted' })!, offered: DEMO_TOOLS }
 // The engine keeps this one provider; a turn asks it for each step, and it asks the model chosen
 // now (a turn resumed after a reload goes on with the model the page configured since).
 const playgroundModel: ModelProvider = (request) => {
@@ -54,10 +55,14 @@ const playgroundModel: ModelProvider = (request) => {
 }
 
 const engine = createEngine({ provider: playgroundModel, tools })
+/** Configure calls so far: of two in flight, the later one wins even if its model loads first. */
+let configured = 0
 exposeEngine({
   ...engine,
   async configure(request) {
     const { provider } = parseOrThrow(PlaygroundConfigure, request, 'configure request')
-    current = choose(provider)
+    const mine = ++configured
+    const chosen = await choose(provider)
+    if (mine === configured) current = chosen
   },
 })
