@@ -85,6 +85,13 @@ describe('playground: an AI SDK model (fromLanguageModel) and tool approvals', (
       const answered = model.requests.at(-1)!
       expect(answered.authorization).toBe('Bearer sk-local-test')
       expect(answered.body.messages?.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_1' })
+      // The key is a setting of this origin, never part of the session's log.
+      const log = await page.evaluate(async () => {
+        const { client, sessionId } = window.__sessionline!
+        return JSON.stringify(await client.events(sessionId!))
+      })
+      expect(log).toContain('read_note')
+      expect(log).not.toContain('sk-local-test')
       expect(await noticeText(page)).toBe('')
     } finally {
       await model.close()
