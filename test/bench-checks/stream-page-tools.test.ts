@@ -25,13 +25,19 @@ it('reads the calls through fromLanguageModel and raw alike, logs the same calls
   try {
     const cfg = { ...NODE, streamPageRows: 60, seedTurnsPerWrite: 20, toolCalls: 7, toolReps: 2 }
     const comparisons = await runStreamPageTools(client, cfg, () => undefined)
-    expect(comparisons.map((c) => c.id)).toEqual(['stream-page-tools', 'provider-ai-sdk-tools'])
+    expect(comparisons.map((c) => c.id)).toEqual([
+      'stream-page-tools',
+      'provider-ai-sdk-tools',
+      'provider-ai-sdk-tools-read',
+    ])
     const [latency, perCall] = comparisons
     // Each side: toolReps timed steps of toolCalls calls, each seen by the view once.
     expect(latency!.sessionline.reps).toBe(14)
     expect(latency!.raw.reps).toBe(14)
     expect(perCall!.sessionline.reps).toBe(2)
     expect(perCall!.sessionline.opsPerRep).toBe(7)
+    // The reads without appends: three times the steps, each side.
+    expect(comparisons[2]!.raw.reps).toBe(6)
 
     const page = await client.page(STREAM_PAGE_TOOLS_SESSION, { limit: 20 })
     const answers = page.messages.filter((m) => /^(sessionline|raw)-\d+$/.test(m.id))

@@ -184,6 +184,43 @@ export async function runStreamPageTools(
       }
     }
     await client.append(id, [{ type: 'turn/end', data: { turn, reason: 'completed' } }])
+
+    /** The same step read with nothing appended: what the adapter itself costs a call. */
+    async function read(side: 'sessionline' | 'raw'): Promise<number> {
+      current = { parts: toolStepParts(0, cfg.toolCalls), handed: [] }
+      let inputs = 0
+      const started = performance.now()
+      if (side === 'sessionline') {
+        const request = {
+          sessionId: id,
+          turn,
+          step: 0,
+          context: [],
+          tools: [],
+          signal: new AbortController().signal,
+        }
+        for await (const chunk of provider(request)) if (chunk.type === 'tool-call') inputs++
+      } else {
+        const { stream } = await model.doStream({ prompt: [] })
+        const reader = stream.getReader()
+        while (true) {
+          const next = await reader.read()
+          if (next.done) break
+          if (next.value.type === 'tool-call' && JSON.parse(next.value.input) !== null) inputs++
+        }
+      }
+      const ms = performance.now() - started
+      if (inputs !== cfg.toolCalls) throw new Error(`stream-page-tools: ${side} read ${inputs} calls`)
+      return ms
+    }
+    const reads = { sessionline: [] as number[], raw: [] as number[] }
+    for (let rep = -1; rep < cfg.toolReps * 3; rep++) {
+      const order = rep % 2 === 0 ? (['sessionline', 'raw'] as const) : (['raw', 'sessionline'] as const)
+      for (const side of order) {
+        const ms = await read(side)
+        if (rep >= 0) reads[side].push(ms)
+      }
+    }
     const rows = loaded.toLocaleString('en-US')
     return [
       compare(
@@ -206,6 +243,16 @@ export async function runStreamPageTools(
         },
         figure(times.sessionline, cfg.toolCalls),
         figure(times.raw, cfg.toolCalls),
+      ),
+      compare(
+        {
+          id: 'provider-ai-sdk-tools-read',
+          name: 'fromLanguageModel reading a step of tool calls, nothing appended',
+          op: `a tool call (steps of ${cfg.toolCalls})`,
+          note: 'the adapter alone (part schemas, input gathering, the generator) against a switch on the part type; compare its per-call time with the append of a call above',
+        },
+        figure(reads.sessionline, cfg.toolCalls),
+        figure(reads.raw, cfg.toolCalls),
       ),
     ]
   } finally {
