@@ -2,7 +2,6 @@ import {
   connect,
   type Delivery,
   describeSkipped,
-  type ProviderConfig,
   type RailItem,
   type SearchHit,
   type SessionInfo,
@@ -11,6 +10,7 @@ import {
 } from '../src/index'
 import { QueueOrder } from './history/queue-order'
 import { replacedBy, siblingOf } from './history/tree'
+import type { PlaygroundConfigure, PlaygroundModel } from './models'
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
 import { Composer } from './ui/composer'
@@ -104,7 +104,7 @@ function isRunning(snapshot: TimelineSnapshot): boolean {
     if (row.kind !== 'message') continue
     const { message } = row
     if (message.status === 'streaming') return true
-    if (message.role === 'user') return message.status === 'complete' && provider.kind !== 'none'
+    if (message.role === 'user') return message.status === 'complete'
     return message.parts.some(
       (part) => part.type === 'tool' && (part.state === 'running' || part.state === 'awaiting-approval'),
     )
@@ -452,8 +452,10 @@ async function seed(turns: number): Promise<void> {
 
 // --- provider settings ---
 const providerLabel = $('#provider-label')
-async function applyProvider(config: ProviderConfig): Promise<void> {
-  await client.configure({ provider: config })
+/** The playground worker's `configure` also takes an AI SDK model (worker.ts, models.ts). */
+const configureWorker = client.configure as (request: PlaygroundConfigure) => Promise<void>
+async function applyProvider(config: PlaygroundModel): Promise<void> {
+  await configureWorker({ provider: config })
   provider = config
   providerLabel.textContent = describeProvider(config)
 }

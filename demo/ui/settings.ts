@@ -1,17 +1,18 @@
-import { ProviderConfig } from '../../src/index'
+import { PlaygroundModel } from '../models'
 
 const STORAGE_KEY = 'sessionline-demo:provider'
-export const DEFAULT_PROVIDER: ProviderConfig = { kind: 'scripted', wordDelayMs: 30, toolRate: 0.3, seed: 1 }
+export const DEFAULT_PROVIDER: PlaygroundModel = { kind: 'scripted', wordDelayMs: 30, toolRate: 0.3, seed: 1 }
 
 /**
- * The provider this page asks the worker to use: saved settings, then `?wordDelayMs=`,
+ * The model this page asks the worker to use: saved settings, then `?wordDelayMs=`,
  * `?toolRate=`, `?seed=` on the URL (handy for slowing the scripted model down).
- * The key of an OpenAI-compatible server is kept in this browser's localStorage only.
+ * The key of an OpenAI-compatible server (built-in or AI SDK) is kept in this origin's
+ * localStorage only; the page hands it to its worker, which sends it to that server alone.
  */
-export function initialProvider(search: URLSearchParams): ProviderConfig {
+export function initialProvider(search: URLSearchParams): PlaygroundModel {
   let config = DEFAULT_PROVIDER
   try {
-    const parsed = ProviderConfig.safeParse(JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null'))
+    const parsed = PlaygroundModel.safeParse(JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null'))
     if (parsed.success) config = parsed.data
   } catch {
     // A damaged saved value falls back to the default.
@@ -21,21 +22,21 @@ export function initialProvider(search: URLSearchParams): ProviderConfig {
   const scripted: Record<string, unknown> =
     config.kind === 'scripted' ? { ...config } : { ...DEFAULT_PROVIDER }
   for (const name of overrides) scripted[name] = Number(search.get(name))
-  const parsed = ProviderConfig.safeParse(scripted)
+  const parsed = PlaygroundModel.safeParse(scripted)
   return parsed.success ? parsed.data : config
 }
 
-export function describeProvider(config: ProviderConfig): string {
+export function describeProvider(config: PlaygroundModel): string {
   if (config.kind === 'scripted') return 'Scripted model'
-  if (config.kind === 'openai') return `${config.model} · ${new URL(config.baseUrl).host}`
-  return 'No model'
+  const host = new URL(config.baseUrl).host
+  return config.kind === 'ai-sdk' ? `${config.model} · AI SDK · ${host}` : `${config.model} · ${host}`
 }
 
 export interface SettingsOptions {
-  apply(config: ProviderConfig): Promise<void>
+  apply(config: PlaygroundModel): Promise<void>
 }
 
-/** The settings dialog: scripted provider (speed, tool rate) or an OpenAI-compatible server. */
+/** The settings dialog: the scripted model (speed, tool rate), an OpenAI-compatible server, or an AI SDK model on one. */
 export class SettingsDialog {
   private readonly form: HTMLFormElement
   private readonly error: HTMLElement
@@ -54,9 +55,9 @@ export class SettingsDialog {
     dialog.querySelector('[data-action=close]')!.addEventListener('click', () => dialog.close())
   }
 
-  open(current: ProviderConfig): void {
+  open(current: PlaygroundModel): void {
     const field = (name: string) => this.form.elements.namedItem(name) as HTMLInputElement
-    field(current.kind === 'openai' ? 'kind-openai' : 'kind-scripted').checked = true
+    field(`kind-${current.kind}`).checked = true
     const scripted = current.kind === 'scripted' ? current : DEFAULT_PROVIDER
     field('wordDelayMs').value = String(scripted.kind === 'scripted' ? (scripted.wordDelayMs ?? 30) : 30)
     field('toolRate').value = String(scripted.kind === 'scripted' ? (scripted.toolRate ?? 0.3) : 0.3)
@@ -64,6 +65,11 @@ export class SettingsDialog {
       field('baseUrl').value = current.baseUrl
       field('model').value = current.model
       field('apiKey').value = current.apiKey ?? ''
+    }
+    if (current.kind === 'ai-sdk') {
+      field('aiBaseUrl').value = current.baseUrl
+      field('aiModel').value = current.model
+      field('aiApiKey').value = current.apiKey ?? ''
     }
     this.error.textContent = ''
     this.showFields()
@@ -73,10 +79,16 @@ export class SettingsDialog {
   private read(): unknown {
     const data = new FormData(this.form)
     const text = (name: string) => String(data.get(name) ?? '').trim()
-    if (data.get('kind') === 'openai') {
-      const apiKey = text('apiKey')
-      return { kind: 'openai', baseUrl: text('baseUrl'), model: text('model'), ...(apiKey ? { apiKey } : {}) }
+    // The two server choices have fields of their own, so switching keeps what each one holds.
+    const server = (fields: { baseUrl: string; model: string; apiKey: string }) => {
+      const apiKey = text(fields.apiKey)
+      return { baseUrl: text(fields.baseUrl), model: text(fields.model), ...(apiKey ? { apiKey } : {}) }
     }
+    const kind = data.get('kind')
+    if (kind === 'openai')
+      return { kind, ...server({ baseUrl: 'baseUrl', model: 'model', apiKey: 'apiKey' }) }
+    if (kind === 'ai-sdk')
+      return { kind, ...server({ baseUrl: 'aiBaseUrl', model: 'aiModel', apiKey: 'aiApiKey' }) }
     return {
       kind: 'scripted',
       wordDelayMs: Number(text('wordDelayMs')),
@@ -86,14 +98,15 @@ export class SettingsDialog {
   }
 
   private showFields(): void {
-    const openai = (this.form.elements.namedItem('kind-openai') as HTMLInputElement).checked
+    const checked = this.form.querySelector<HTMLInputElement>('input[name="kind"]:checked')
+    const kind = checked?.value ?? 'scripted'
     for (const group of this.form.querySelectorAll<HTMLElement>('[data-provider]')) {
-      group.hidden = group.dataset.provider !== (openai ? 'openai' : 'scripted')
+      group.hidden = group.dataset.provider !== kind
     }
   }
 
   private async save(): Promise<void> {
-    const parsed = ProviderConfig.safeParse(this.read())
+    const parsed = PlaygroundModel.safeParse(this.read())
     if (!parsed.success) {
       const issue = parsed.error.issues[0]
       this.error.textContent = `Check ${issue?.path.join('.') || 'the fields'}: ${issue?.message ?? 'invalid'}`

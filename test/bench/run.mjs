@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,portability,main-thread,folds,sync-push,sync-converge]
+ *                           [--only writes,reads,comlink,search,jumps,stream-page,stream-page-tools,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,portability,main-thread,folds,sync-push,sync-converge]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -64,6 +64,7 @@ const STEPS = [
   'search',
   'jumps',
   'stream-page',
+  'stream-page-tools',
   'peers',
   'provider-ai-sdk',
   'context-growth',
@@ -405,6 +406,11 @@ async function runInBrowser(report) {
   await run('search', '(8) search', 'search', 900_000)
   await run('jumps', '(9) jumps', 'jumps')
   await run('stream-page', '(10) a streamed answer into a 10,000-row window', 'streamPage')
+  await run(
+    'stream-page-tools',
+    'stream-page-tools: a step of 100 tool calls through fromLanguageModel into a 10,000-row window',
+    'streamPageTools',
+  )
   await run('peers', '(11) peers: one chat on sessionline, Dexie liveQuery and RxDB', 'peers', DEADLINE_MS)
   await run(
     'provider-ai-sdk',

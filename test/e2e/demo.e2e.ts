@@ -1,12 +1,11 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright-core'
 import { describe, expect, test } from 'vitest'
 import { MARKER_TURN, markerWord } from '../../demo/seed'
+import { startChatServer } from './chat-server'
 import { demoSuite, newSession, noticeText, rowWithText, screenshot, send, waitReady } from './harness'
 
 const { start, figures } = demoSuite()
@@ -92,55 +91,6 @@ async function installProbe(page: Page): Promise<void> {
       for (const [key, count] of counts) if (count > 1) probe.duplicates.push(key)
     }).observe(rows, { childList: true, subtree: true, attributes: true, characterData: true })
   })
-}
-
-interface ChatRequest {
-  authorization?: string
-  body: { model?: string; messages?: unknown[] }
-}
-
-/** A tiny OpenAI-compatible server on 127.0.0.1 that streams `words` as chat-completion chunks. */
-async function startChatServer(words: readonly string[]) {
-  const requests: ChatRequest[] = []
-  const cors = {
-    'access-control-allow-origin': '*',
-    'access-control-allow-headers': 'authorization, content-type',
-    'access-control-allow-methods': 'POST, OPTIONS',
-  }
-  const server = createServer(async (request, response) => {
-    if (request.method === 'OPTIONS') {
-      response.writeHead(204, cors).end()
-      return
-    }
-    let text = ''
-    for await (const chunk of request) text += chunk
-    requests.push({ authorization: request.headers.authorization, body: JSON.parse(text) })
-    response.writeHead(200, { ...cors, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-    const chunk = (delta: object, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`
-    for (const word of words) {
-      response.write(chunk({ content: word }))
-      await new Promise((done) => setTimeout(done, 20))
-    }
-    response.write(
-      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
-    )
-    response.write(
-      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 12, completion_tokens: 5 } })}\n\n`,
-    )
-    response.end('data: [DONE]\n\n')
-  })
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    requests,
-    close: () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections()
-        server.close(() => done())
-      }),
-  }
 }
 
 /**

@@ -23,6 +23,7 @@ import { benchComlinkTail, rawTailService, runReads } from './reads'
 import { runJumps, runSearch } from './search'
 import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
 import { runStreamPage } from './stream-page'
+import { runStreamPageTools } from './stream-page-tools'
 import { runWrites } from './writes'
 
 const [out, request] = process.argv.slice(2)
@@ -121,6 +122,20 @@ env.log('(10) stream-page (MessageChannel)')
   const client = connect(channel.port2)
   try {
     comparisons.push(...(await runStreamPage(client, cfg, env.log)))
+  } finally {
+    await client.close()
+    await engine.close()
+    channel.port1.close()
+    channel.port2.close()
+  }
+}
+env.log('stream-page-tools (MessageChannel)')
+{
+  const channel = new MessageChannel()
+  const engine = exposeEngine(await freshEngine(env, DB.streamPage), channel.port1)
+  const client = connect(channel.port2)
+  try {
+    comparisons.push(...(await runStreamPageTools(client, cfg, env.log)))
   } finally {
     await client.close()
     await engine.close()

@@ -13,6 +13,7 @@ import { benchComlinkTail, type RawTailService } from './reads'
 import { runJumps } from './search'
 import { memoryComparisons, type SeedResult } from './seed'
 import { runStreamPage } from './stream-page'
+import { runStreamPageTools } from './stream-page-tools'
 import type { BenchWorker } from './worker'
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' })
@@ -93,6 +94,20 @@ async function streamPage(config: unknown) {
   }
 }
 
+/** stream-page-tools on the page: a step of tool calls through fromLanguageModel into a view of a 10,000-row window. */
+async function streamPageTools(config: unknown) {
+  const cfg = BenchConfig.parse(config)
+  const channel = new MessageChannel()
+  await remote.serveStream(Comlink.transfer(channel.port2, [channel.port2]))
+  const client = connect(channel.port1)
+  try {
+    return await runStreamPageTools(client, cfg, (message) => console.info(`[bench page] ${message}`))
+  } finally {
+    await client.close()
+    await remote.stopServing()
+  }
+}
+
 /** (15b–d) the main thread through a cold open, a search as you type and an import, and liveQuery's. */
 function mainThread(config: unknown) {
   const link = async (start: (port: MessagePort) => Promise<void>) => {
@@ -140,6 +155,7 @@ const bench = {
   jumps,
   peers,
   streamPage,
+  streamPageTools,
   mainThread,
 }
 

@@ -16,12 +16,12 @@ import { type Comparison, compare, type Figure } from './stats'
 export const STREAM_PAGE_SESSION = 'stream-page'
 const ANSWER = 'stream-page-answer'
 
-const p95 = (xs: readonly number[]) => {
+export const p95 = (xs: readonly number[]) => {
   const sorted = [...xs].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0
 }
 
-const single = (value: number, reps: number): Figure => {
+export const single = (value: number, reps: number): Figure => {
   const v = Math.round(value * 1000) / 1000
   return { reps, opsPerRep: 1, median: v, perOp: v, min: v, max: v, all: [v] }
 }
@@ -37,7 +37,7 @@ function densest(times: readonly number[], ms: number): number {
   return most
 }
 
-function until(view: SessionView, ok: (snap: TimelineSnapshot) => boolean): Promise<void> {
+export function until(view: SessionView, ok: (snap: TimelineSnapshot) => boolean): Promise<void> {
   return new Promise((resolve) => {
     const check = () => {
       if (!ok(view.getSnapshot())) return
@@ -75,17 +75,23 @@ function tracker(view: SessionView, sent: readonly number[], lengths: readonly n
   return { latencies, updates, done: () => seen === lengths.length, stop }
 }
 
+/** Creates session `id` with about `streamPageRows` rows of seeded turns; returns their count. */
+export async function seedWindow(client: SessionlineClient, id: string, cfg: BenchConfig): Promise<number> {
+  await client.createSession({ id })
+  // 2.25 rows a seeded turn on average.
+  const turns = Math.ceil(cfg.streamPageRows / 2.25)
+  for (let from = 1; from <= turns; from += cfg.seedTurnsPerWrite)
+    await client.append(id, seededTurns(from, Math.min(turns, from + cfg.seedTurnsPerWrite - 1)))
+  return turns
+}
+
 export async function runStreamPage(
   client: SessionlineClient,
   cfg: BenchConfig,
   log: (message: string) => void,
 ): Promise<Comparison[]> {
   const id = STREAM_PAGE_SESSION
-  await client.createSession({ id })
-  // 2.25 rows a seeded turn on average.
-  const turns = Math.ceil(cfg.streamPageRows / 2.25)
-  for (let from = 1; from <= turns; from += cfg.seedTurnsPerWrite)
-    await client.append(id, seededTurns(from, Math.min(turns, from + cfg.seedTurnsPerWrite - 1)))
+  const turns = await seedWindow(client, id, cfg)
   const big = client.open(id)
   const small = client.open(id)
   try {
