@@ -1,14 +1,21 @@
 /**
  * The engine's one write path: read → decide → commit → publish. A write reads the session's
  * state (the cache, when the session row's `rev` proves it current) and the facts its command
- * is judged on, asks the pure decider (core/decide) what the command writes, stores that in the
- * same readwrite transaction, and then publishes the new state to watchers and peers. Seqs come
- * from the session row inside the transaction, so engines sharing a database never collide.
+ * is judged on, asks the pure planner (core/write-plan, over core/decide) what the command
+ * writes, stores that in the same readwrite transaction, and then publishes the new state to
+ * watchers and peers. Seqs come from the session row inside the transaction, so engines sharing
+ * a database never collide.
  *
  * Group commit (docs/decisions/0014): writes to one session that arrive while its transaction is
- * in flight wait in a queue and then commit together, in one readwrite transaction: each is
- * decided in arrival order on the state its predecessors left, a refused one fails alone, and
- * every call resolves only once the transaction holding it committed.
+ * in flight wait in a queue (./write-queue) and then commit together, in one readwrite
+ * transaction: each is decided in arrival order on the state its predecessors left, a refused
+ * one fails alone, and every call resolves only once the transaction holding it committed.
+ *
+ * Every batch takes one commit path. Its first strategy is the guess: with a current cache, the
+ * batch is planned on the cache and the facts each write's `expect` predicts, and committed in
+ * one round trip (the checking reads, then the writes right behind them). The careful read is
+ * its retry, and the only strategy when a guess cannot be made: the session row and the facts
+ * read first, then the plan on what they say.
  *
  * @example
  *   const { answer: receipt } = await writes.write(sessionId, {
@@ -17,21 +24,15 @@
  *     command: (stored) => ({ type: 'cancel', inputId, stored }),
  *   })
  */
+import type { Answers, Command, CommandOf } from '../core/decide'
+import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import {
-  type Answers,
-  type Command,
-  type CommandOf,
-  type Decision,
-  decide,
-  type SessionState,
-} from '../core/decide'
-import {
-  DEFAULT_MATERIALIZE,
-  type LaggingRow,
-  type MaterializePolicy,
-  materialize,
-} from '../core/materialize'
-import { isSessionlineError } from '../schema/errors'
+  type BatchJudge,
+  type BatchPlan,
+  mergedDecision,
+  type PlanOutcome,
+  planBatch,
+} from '../core/write-plan'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionlineDb, SessionRow } from '../store/db'
@@ -45,6 +46,7 @@ import {
   sameIncarnation,
   sameVersion,
 } from './session-cache'
+import { createWriteQueue } from './write-queue'
 
 /** One write: its command, the facts it is judged on, and what those are when the cache is current. */
 export interface WriteSpec<K extends Command['type'], F> {
@@ -83,31 +85,6 @@ export interface Expectation<F> {
 /** Thrown inside a speculative write to abort it when the cache proved to be behind. */
 const STALE: unique symbol = Symbol('stale cache')
 
-/** The decider's view of a cached snapshot. */
-const stateOf = (snap: Snapshot): SessionState => ({
-  sessionId: snap.row.id,
-  source: snap.row.source,
-  headSeq: snap.row.headSeq,
-  nextInputSeq: snap.row.nextInputSeq,
-  folds: snap.folds,
-  pending: snap.pending,
-})
-
-/** The row of a session after a write at `at`: its counters, a new `updatedAt` and `rev`, its lagging rows. */
-function bumpRow(row: SessionRow, at: number, state: SessionState, lagging: LaggingRow[]): SessionRow {
-  const next: SessionRow = {
-    ...row,
-    headSeq: state.headSeq,
-    nextInputSeq: state.nextInputSeq,
-    updatedAt: at,
-    rev: row.rev + 1,
-  }
-  // No field at all when nothing lags: the row is then stored exactly as before streaming began.
-  if (lagging.length > 0) next.lagging = lagging
-  else delete next.lagging
-  return next
-}
-
 export interface WritePathDeps {
   db: SessionlineDb
   cache: SessionCache
@@ -125,16 +102,6 @@ export interface Written<T> {
   wrote: boolean
 }
 
-/** A decision made and the snapshot it moves to (none: nothing to write). */
-interface Planned<T> {
-  decision: Decision<T>
-  next?: Snapshot
-  /** The rows of `decision.rows` to store now; the others lag the log (`next.row.lagging`). */
-  write?: SessionMessage[]
-  /** The write's own extra storing (`WriteSpec.alsoStore`), when the decision writes. */
-  alsoStore?: () => Promise<unknown>
-}
-
 /** Writes decided together in one transaction, at most. */
 const MAX_BATCH = 256
 
@@ -147,31 +114,17 @@ interface Queued {
   reject: (error: unknown) => void
 }
 
-interface Queue {
-  items: Queued[]
-  /** A batch of this queue is being committed; new writes wait for the next. */
-  running: boolean
+/** A batch's plan as committed on `base`; `complete`: the plan's state is the session's whole state. */
+interface Committed {
+  base: Snapshot
+  plan: BatchPlan<SessionRow>
+  complete: boolean
 }
 
-type Outcome = { planned: Planned<unknown> } | { error: unknown }
+/** Runs a function in a readwrite transaction over the tables a batch writes. */
+type Transaction = typeof inWrite
 
-/** One batch's decisions as one, for publishing: rows and receipts by id, the last version. */
-function merged(plans: readonly Planned<unknown>[]): Decision<unknown> {
-  const rows = new Map<string, SessionMessage>()
-  const receipts = new Map<string, InputReceipt>()
-  for (const { decision } of plans) {
-    for (const row of decision.rows) rows.set(row.id, row)
-    for (const receipt of decision.receipts) receipts.set(receipt.id, receipt)
-  }
-  return {
-    answer: undefined,
-    events: plans.flatMap((p) => p.decision.events),
-    rows: [...rows.values()].sort((a, b) => a.seq - b.seq),
-    receipts: [...receipts.values()],
-    newReceipts: false,
-    createdRowIds: plans.flatMap((p) => p.decision.createdRowIds),
-  }
-}
+const keysOf = (item: Queued) => item.spec.keys
 
 export function createWritePath({
   db,
@@ -181,14 +134,12 @@ export function createWritePath({
   onRows,
   materialize: policy = DEFAULT_MATERIALIZE,
 }: WritePathDeps) {
+  /** One queue per pinned entry and durability: a strict write never rides a relaxed commit. */
+  const queue = createWriteQueue<Entry, Queued>({ maxBatch: MAX_BATCH, commit: commitBatch })
+
   /**
-   * Runs one write and answers what the command answers; a refusal writes nothing.
-   *
-   * With a current cache, the write goes in one round trip: the decision is made from the cache
-   * and what `expect` says the reads will find, and its writes are issued right behind the reads.
-   * Requests of a transaction run in order, so the reads see the state before the writes; if
-   * they show the cache was behind (or an input or row the decision did not expect), the
-   * transaction is aborted, nothing is written, and the write runs again the careful way.
+   * Runs one write and answers what the command answers; a refusal writes nothing. It commits
+   * with the writes queued beside it, and resolves once that commit is done.
    */
   function write<K extends Command['type'], F = undefined>(
     sessionId: string,
@@ -199,7 +150,7 @@ export function createWritePath({
       sessionId,
       (entry) =>
         new Promise<Written<Answers[K]>>((resolve, reject) => {
-          enqueue(entry, {
+          queue.enqueue(entry, spec.durability ?? 'default', {
             spec: spec as unknown as AnySpec,
             resolve: resolve as (written: Written<unknown>) => void,
             reject,
@@ -208,50 +159,14 @@ export function createWritePath({
     )
   }
 
-  /** The queues of pinned entries, one per durability (a strict write never rides a relaxed commit). */
-  const queues = new WeakMap<Entry, Map<string, Queue>>()
-
-  function enqueue(entry: Entry, item: Queued): void {
-    const key = item.spec.durability ?? 'default'
-    let byDurability = queues.get(entry)
-    if (!byDurability) {
-      byDurability = new Map()
-      queues.set(entry, byDurability)
-    }
-    let queue = byDurability.get(key)
-    if (!queue) {
-      queue = { items: [], running: false }
-      byDurability.set(key, queue)
-    }
-    queue.items.push(item)
-    if (queue.running) return
-    queue.running = true
-    void drain(entry, queue)
-  }
-
-  /** Commits the queue batch by batch, in arrival order, until it is empty. */
-  async function drain(entry: Entry, queue: Queue): Promise<void> {
-    // Writes issued in the same tick as the first one share its transaction.
-    await Promise.resolve()
-    try {
-      while (queue.items.length > 0) {
-        const batch = queue.items.splice(0, MAX_BATCH)
-        const deferred = await commitBatch(entry, batch)
-        queue.items.unshift(...deferred)
-      }
-    } finally {
-      queue.running = false
-    }
-  }
-
   /**
    * Settles every write of `batch` but those deferred to the next batch, which it returns. A lone
    * write is a batch of one: the same guess in one round trip, the same careful path.
    */
   async function commitBatch(entry: Entry, batch: Queued[]): Promise<Queued[]> {
-    let together: Awaited<ReturnType<typeof commitTogether>>
+    let outcomes: PlanOutcome<SessionRow>[]
     try {
-      together = await commitTogether(entry, batch)
+      outcomes = await commitTogether(entry, batch)
     } catch (error) {
       if (batch.length === 1) {
         ;(batch[0] as Queued).reject(error)
@@ -263,88 +178,65 @@ export function createWritePath({
       for (const item of batch) await commitBatch(entry, [item])
       return []
     }
-    together.outcomes.forEach((outcome, i) => {
+    outcomes.forEach((outcome, i) => {
       const item = batch[i] as Queued
-      if ('error' in outcome) item.reject(outcome.error)
+      if ('refused' in outcome) item.reject(outcome.refused)
       else
         item.resolve({ answer: outcome.planned.decision.answer, wrote: outcome.planned.next !== undefined })
     })
-    return batch.slice(together.outcomes.length)
+    return batch.slice(outcomes.length)
   }
 
   /**
    * Decides the writes of `batch` one after another, each on the state the previous ones left,
-   * and commits them in one transaction; the facts of all are read together with the session
-   * row. A refusal is that write's outcome and changes nothing. The first write whose `keys`
+   * commits them in one transaction (by the guess, else the careful read) and publishes the
+   * result. A refusal is that write's outcome and changes nothing. The first write whose `keys`
    * an earlier one touched ends the batch: it and those after it wait for the next one.
    */
-  async function commitTogether(entry: Entry, batch: Queued[]): Promise<{ outcomes: Outcome[] }> {
-    const sessionId = entry.id
+  async function commitTogether(entry: Entry, batch: Queued[]): Promise<PlanOutcome<SessionRow>[]> {
     await cache.load(entry)
-    const cached = entry.snap
-    if (cached && batch.every((item) => item.spec.expect)) {
-      const guessed = await commitGuessed(entry, cached, batch)
-      if (guessed) return guessed
-    }
-    const scope = batch.every((item) => item.spec.scope === 'inbox') ? 'inbox' : 'log'
-    const transaction = scope === 'inbox' ? inInboxWrite : inWrite
-    const committed = await transaction(db, async () => {
-      const [row, ...facts] = await Promise.all([
-        getSessionRow(db, sessionId),
-        ...batch.map((item) => item.spec.readFacts?.()),
-      ])
-      if (!row) throw notFound(sessionId)
-      const current = entry.snap
-      const base =
-        current && sameVersion(current.row, row)
-          ? current
-          : scope === 'inbox'
-            ? await cache.inboxInTx(sessionId, row, current)
-            : await cache.snapshotInTx(sessionId, row)
-      const { state, outcomes, plans } = planInOrder(base, batch, (_, i) => ({ facts: facts[i] }), 'answer')!
-      if (plans.length > 0) await persistAll(sessionId, base, state, plans)
-      return { base, state, plans, outcomes, complete: base === current || scope === 'log' }
-    })
-    const { base, state, plans, outcomes, complete } = committed
-    if (plans.length > 0) published(entry, base, { decision: merged(plans), next: state }, complete)
-    return { outcomes }
+    const inbox = batch.every((item) => item.spec.scope === 'inbox')
+    const transaction: Transaction = inbox ? inInboxWrite : inWrite
+    const { base, plan, complete } =
+      (await guessed(entry, batch, transaction)) ?? (await careful(entry, batch, inbox, transaction))
+    if (plan.plans.length > 0) published(entry, base, plan, complete)
+    return plan.outcomes
   }
 
   /**
-   * The batch in one round trip: every write decided on the
-   * cache and the facts its `expect` predicts, the writes issued right behind the reads, and
-   * the transaction aborted if the reads prove any guess wrong. Undefined when a guess cannot be
-   * made (a refusal is only ever answered from the stored state) or did not hold: the careful
-   * path then runs the batch.
+   * The guess: the batch planned on the cache and the facts each write's `expect` predicts, its
+   * writes issued right behind the reads that check those predictions, and the transaction
+   * aborted if the reads prove any wrong (the cache was behind, or an input or row appeared).
+   * Requests of a transaction run in order, so the reads see the state before the writes.
+   * Undefined when no guess can be made (a refusal is only ever answered from the stored state)
+   * or it did not hold: the careful read then runs the batch.
    */
-  async function commitGuessed(
+  async function guessed(
     entry: Entry,
-    cached: Snapshot,
     batch: readonly Queued[],
-  ): Promise<{ outcomes: Outcome[] } | undefined> {
-    const sessionId = entry.id
+    transaction: Transaction,
+  ): Promise<Committed | undefined> {
+    const cached = entry.snap
+    if (!cached || !batch.every((item) => item.spec.expect)) return undefined
     const checks: { expected: Expectation<unknown>; spec: AnySpec }[] = []
-    const guessed = planInOrder(
-      cached,
-      batch,
-      (item, _, state) => {
-        const expected = item.spec.expect?.(state)
+    const judge: BatchJudge<Queued, SessionRow> = {
+      keys: keysOf,
+      command: ({ spec }, state) => {
+        const expected = spec.expect?.(state)
         if (!expected) return undefined
-        checks.push({ expected, spec: item.spec })
-        return { facts: expected.facts }
+        checks.push({ expected, spec })
+        return spec.command(expected.facts)
       },
-      'give up',
-    )
-    if (!guessed) return undefined
-    const { state, outcomes, plans } = guessed
-    const scope = batch.every((item) => item.spec.scope === 'inbox') ? 'inbox' : 'log'
-    const transaction = scope === 'inbox' ? inInboxWrite : inWrite
+    }
+    const plan = planBatch(cached, batch, judge, now(), policy)
+    if (plan.refused || plan.undecided) return undefined
+    const sessionId = entry.id
     const held = await transaction(db, async () => {
       const reads = Promise.all([
         getSessionRow(db, sessionId),
         ...checks.map(({ expected, spec }) => (expected.readFacts ?? spec.readFacts)?.()),
       ])
-      const writes = plans.length > 0 ? persistAll(sessionId, cached, state, plans) : undefined
+      const writes = plan.plans.length > 0 ? persistAll(sessionId, cached, plan, batch) : undefined
       // If we abort below, these fail with the abort; that failure is expected, not news.
       writes?.catch(() => undefined)
       const [row, ...facts] = await reads
@@ -361,77 +253,49 @@ export function createWritePath({
       if (error === STALE || isConstraintError(error)) return false
       throw error
     })
-    if (!held) return undefined
-    if (plans.length > 0) published(entry, cached, { decision: merged(plans), next: state }, true)
-    return { outcomes }
+    return held ? { base: cached, plan, complete: true } : undefined
   }
 
   /**
-   * Decides the writes of `batch` in order, each on the state the previous ones left and on the
-   * facts `factsOf` gives it, and stops before the first whose `keys` an earlier one touched (its
-   * facts were read before that write). A refusal is that write's outcome (`answer`), or ends
-   * the planning with nothing (`give up`: a guess never answers a refusal), as does a write
-   * `factsOf` has no facts for.
+   * The careful read: the session row and the facts of every write read together, the base state
+   * taken from the cache when the row proves it current (else read in the transaction), and the
+   * batch planned on what was read.
    */
-  function planInOrder(
-    base: Snapshot,
+  function careful(
+    entry: Entry,
     batch: readonly Queued[],
-    factsOf: (item: Queued, index: number, state: Snapshot) => { facts: unknown } | undefined,
-    refusal: 'answer' | 'give up',
-  ): { state: Snapshot; outcomes: Outcome[]; plans: Planned<unknown>[] } | undefined {
-    let state = base
-    const touched = new Set<string>()
-    const outcomes: Outcome[] = []
-    const plans: Planned<unknown>[] = []
-    for (const [i, item] of batch.entries()) {
-      if (item.spec.keys?.some((key) => touched.has(key))) break
-      const given = factsOf(item, i, state)
-      if (!given) return undefined
-      let planned: Planned<unknown>
-      try {
-        planned = plan(state, item.spec.command(given.facts))
-      } catch (error) {
-        if (!isSessionlineError(error)) throw error
-        if (refusal === 'give up') return undefined
-        outcomes.push({ error })
-        continue
+    inbox: boolean,
+    transaction: Transaction,
+  ): Promise<Committed> {
+    const sessionId = entry.id
+    return transaction(db, async () => {
+      const [row, ...facts] = await Promise.all([
+        getSessionRow(db, sessionId),
+        ...batch.map((item) => item.spec.readFacts?.()),
+      ])
+      if (!row) throw notFound(sessionId)
+      const current = entry.snap
+      const base =
+        current && sameVersion(current.row, row)
+          ? current
+          : inbox
+            ? await cache.inboxInTx(sessionId, row, current)
+            : await cache.snapshotInTx(sessionId, row)
+      const judge: BatchJudge<Queued, SessionRow> = {
+        keys: keysOf,
+        command: ({ spec }, _, i) => spec.command(facts[i]),
       }
-      outcomes.push({ planned })
-      if (!planned.next) continue
-      if (item.spec.alsoStore) planned.alsoStore = item.spec.alsoStore
-      plans.push(planned)
-      state = planned.next
-      for (const receipt of planned.decision.receipts) touched.add(receipt.id)
-      for (const id of planned.decision.createdRowIds) touched.add(id)
-    }
-    return { state, outcomes, plans }
+      const plan = planBatch(base, batch, judge, now(), policy)
+      if (plan.plans.length > 0) await persistAll(sessionId, base, plan, batch)
+      // An inbox read leaves the folds as cached: the state is whole only when they were current.
+      return { base, plan, complete: base === current || !inbox }
+    })
   }
 
-  /** Decides `command` on `base` now; throws the refusal. */
-  function plan<K extends Command['type']>(base: Snapshot, command: CommandOf<K>): Planned<Answers[K]> {
-    const at = now()
-    const decision = decide(stateOf(base), command, at)
-    if (isSessionlineError(decision)) throw decision
-    if (!decision.next) return { decision }
-    const stored = materialize(
-      base.row.lagging ?? [],
-      { events: decision.events, rows: decision.rows, created: decision.createdRowIds },
-      decision.next.folds.transcript.open,
-      base.row.headSeq,
-      policy,
-    )
-    const next: Snapshot = {
-      row: bumpRow(base.row, at, decision.next, stored.lagging),
-      folds: decision.next.folds,
-      pending: decision.next.pending,
-    }
-    return { decision, next, write: stored.write }
-  }
-
-  /** After a commit: tells peers, moves the cache and pushes the change; returns the answer. */
-  function published<T>(entry: Entry, base: Snapshot, planned: Planned<T>, complete: boolean): Written<T> {
-    const { decision, next } = planned
-    if (!next) return { answer: decision.answer, wrote: false }
+  /** After a commit: tells peers, moves the cache and pushes the change. */
+  function published(entry: Entry, base: Snapshot, plan: BatchPlan<SessionRow>, complete: boolean): void {
+    const next = plan.state
+    const decision = mergedDecision(plan.plans)
     notes.post({ sessionId: entry.id, rev: next.row.rev })
     const change = { events: decision.events, rows: decision.rows, inputs: decision.receipts }
     const current = entry.snap
@@ -443,28 +307,28 @@ export function createWritePath({
       else cache.advance(entry, next, change)
     }
     onRows?.(entry.id, change.rows, base.row.headSeq, next.row.headSeq)
-    return { answer: decision.answer, wrote: true }
   }
 
   /**
-   * Stores the decisions of one batch: the final session row and folds once, the events of all,
-   * new rows and receipts added and changed ones put, in request order (an add precedes the put
-   * that changes the same row or receipt later in the batch).
+   * Stores the plan of one batch: the final session row and folds once, the events of all, new
+   * rows and receipts added and changed ones put, in request order (an add precedes the put that
+   * changes the same row or receipt later in the batch), and each writing write's `alsoStore`.
    */
   async function persistAll(
     sessionId: string,
     base: Snapshot,
-    next: Snapshot,
-    plans: readonly Planned<unknown>[],
+    plan: BatchPlan<SessionRow>,
+    batch: readonly Queued[],
   ): Promise<void> {
+    const next = plan.state
     const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
-    const events = plans.flatMap((p) => p.decision.events)
+    const events = plan.plans.flatMap((p) => p.decision.events)
     if (events.length > 0) writes.push(db.events.bulkAdd(events))
     const freshRows: SessionMessage[] = []
     const changedRows: SessionMessage[] = []
     const freshReceipts: InputReceipt[] = []
     const changedReceipts: InputReceipt[] = []
-    for (const { decision, write } of plans) {
+    for (const { decision, write } of plan.plans) {
       const created = new Set(decision.createdRowIds)
       for (const row of write ?? []) (created.has(row.id) ? freshRows : changedRows).push(row)
       ;(decision.newReceipts ? freshReceipts : changedReceipts).push(...decision.receipts)
@@ -475,7 +339,10 @@ export function createWritePath({
     if (changedReceipts.length > 0) writes.push(db.inputs.bulkPut(changedReceipts))
     const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
     if (states) writes.push(states)
-    for (const { alsoStore } of plans) if (alsoStore) writes.push(alsoStore())
+    for (const i of plan.writers) {
+      const alsoStore = (batch[i] as Queued).spec.alsoStore
+      if (alsoStore) writes.push(alsoStore())
+    }
     await Promise.all(writes)
   }
 
