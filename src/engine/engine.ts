@@ -12,7 +12,6 @@
  *   await engine.promote(id, 'settled')
  */
 import { nanoid } from 'nanoid'
-import { z } from 'zod'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
 import { compactableIds, headOf, nodeOf } from '../core/history-tree'
 import { type IdOwner, rowIdsCreated } from '../core/ids'
@@ -34,16 +33,7 @@ import { ImportRequest } from '../schema/import'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
 import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
-import {
-  DEFAULT_OUTLINE_SLICE,
-  EventsRequest,
-  LoadThroughRequest,
-  type MessagePage,
-  OutlineRequest,
-  PageRequest,
-  PromoteMode,
-  WatchOptions,
-} from '../schema/requests'
+import { EventsRequest, PromoteMode, WatchOptions } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { readAttachment, storeAttachments } from '../store/attachments'
@@ -57,28 +47,23 @@ import {
   getSessionRow,
   idOwners,
   inRead,
-  inRowsRead,
   inWrite,
   rowOwner,
-  rowsAbove,
-  rowsBelow,
-  rowsFrom,
 } from '../store/transactions'
 import { DEFAULT_ATTACHMENT_LIMITS, prepareAttachments } from './attachments'
 import { createBatcher, type Scheduler } from './batch'
-import { currentRows } from './cache/load'
-import { outlineRange } from './cache/outline'
 import { createHistory } from './history'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes, isStopNote } from './notes'
 import type { ModelProvider, Tools } from './provider'
+import { createReads } from './reads'
 import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
-import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
+import type { Engine, RunnerHost, Unsubscribe } from './types'
 import { createWritePath } from './write-path'
 
 export interface EngineOptions extends ConnectionOptions {
@@ -121,8 +106,6 @@ export interface EngineOptions extends ConnectionOptions {
    */
   compaction?: CompactionBudget
 }
-
-const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
 
 export function createEngine(options: EngineOptions = {}): Engine {
   return createEngineWithHost(options).engine
@@ -191,19 +174,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       runner.recover(sessionId).catch(() => undefined)
     },
   })
-  const {
-    entries,
-    use,
-    load,
-    loadCurrent,
-    setSnapshot,
-    viewsOf,
-    outline,
-    requestPreview,
-    removeEntry,
-    catchUp,
-    putFolds,
-  } = cache
+  const { entries, use, load, loadCurrent, setSnapshot, requestPreview, removeEntry, catchUp, putFolds } =
+    cache
   const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
   const { write } = createWritePath({
     db,
@@ -222,6 +194,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     interrupt: (sessionId) => runner.stopTurn(sessionId),
     onRows: searchIndex.onRows,
   })
+  const reads = createReads({ db, cache, history })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
   connection.onLost((error, reason) => {
     for (const entry of [...entries.values()]) {
@@ -585,122 +558,10 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       })
     }),
 
-    page: guard('page', async (sessionId, request = {}) => {
-      const id = sessionIdOf(sessionId)
-      const { beforeSeq, afterSeq, limit, includeInactive } = parseOrThrow(
-        PageRequest,
-        request,
-        'page request',
-      )
-      await loadedBeforeRows(id)
-      if (afterSeq !== undefined) {
-        return withCurrentRows(
-          await inRowsRead(db, async () => {
-            const [row, { rows, hasNewer }, below] = await Promise.all([
-              getSessionRow(db, id),
-              rowsAbove(db, id, afterSeq, beforeSeq, limit, includeInactive),
-              rowsBelow(db, id, afterSeq + 1, 0, includeInactive),
-            ])
-            if (!row) throw notFound(id)
-            const page: MessagePage = {
-              messages: rows,
-              baseSeq: rows[0]?.seq ?? 0,
-              headSeq: row.headSeq,
-              hasOlder: below.hasOlder,
-              hasNewer,
-            }
-            return { row, page }
-          }),
-        )
-      }
-      return withCurrentRows(
-        await inRowsRead(db, async () => {
-          const [row, { rows, hasOlder }] = await Promise.all([
-            getSessionRow(db, id),
-            rowsBelow(db, id, beforeSeq, limit, includeInactive),
-          ])
-          if (!row) throw notFound(id)
-          const page: MessagePage = {
-            messages: rows,
-            baseSeq: rows[0]?.seq ?? 0,
-            headSeq: row.headSeq,
-            hasOlder,
-          }
-          return { row, page }
-        }),
-      )
-    }),
-
-    loadThrough: guard('loadThrough', async (sessionId, request) => {
-      const id = sessionIdOf(sessionId)
-      const { seq, beforeSeq, pageSize, includeInactive } = parseOrThrow(
-        LoadThroughRequest,
-        request,
-        'loadThrough request',
-      )
-      // A view's first read is this one when it was asked to load through a seq as it opened.
-      await loadedBeforeRows(id)
-      return withCurrentRows(
-        await inRowsRead(db, async () => {
-          const [row, from] = await Promise.all([
-            getSessionRow(db, id),
-            rowsFrom(db, id, seq, beforeSeq, includeInactive),
-          ])
-          if (!row) throw notFound(id)
-          // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
-          const fill = (pageSize - (from.length % pageSize)) % pageSize
-          const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
-          // From seq 1 every row is in `from` already: nothing lies below it (the whole history).
-          const older =
-            seq <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(db, id, below, fill, includeInactive)
-          const messages = [...older.rows, ...from]
-          const page: MessagePage = {
-            messages,
-            baseSeq: messages[0]?.seq ?? 0,
-            headSeq: row.headSeq,
-            hasOlder: older.hasOlder,
-          }
-          return { row, page }
-        }),
-      )
-    }),
-
-    projection: guard('projection', async <N extends ProjectionName>(sessionId: string, name: N) => {
-      const which = parseOrThrow(ProjectionNameSchema, name, 'projection name')
-      return use(sessionIdOf(sessionId), async (entry) => {
-        await loadCurrent(entry)
-        const snap = entry.snap!
-        if (which === 'pending') return snap.pending as ProjectionViews[N]
-        if (which === 'turnOutline') {
-          const whole = await outline.whole(entry.id, snap)
-          // A branched session's rail follows the head (docs/decisions/0033).
-          return (
-            snap.folds.branching.branched
-              ? await history.markOutline(entry.id, whole, snap.folds.transcript.openTurn)
-              : whole
-          ) as ProjectionViews[N]
-        }
-        return viewsOf(entry).usage.getView() as ProjectionViews[N]
-      })
-    }) as Engine['projection'],
-
-    outline: guard('outline', async (sessionId, request = {}) => {
-      const id = sessionIdOf(sessionId)
-      const range = parseOrThrow(OutlineRequest, request, 'outline request')
-      return use(id, async (entry) => {
-        await loadCurrent(entry)
-        const snap = entry.snap!
-        const { start, end } = outlineRange(
-          snap.folds.turnOutline.entries.length,
-          range,
-          DEFAULT_OUTLINE_SLICE,
-        )
-        const slice = await outline.slice(entry.id, snap, start, end)
-        if (!snap.folds.branching.branched) return slice
-        const entries = await history.markOutline(entry.id, slice.entries, snap.folds.transcript.openTurn)
-        return { ...slice, entries }
-      })
-    }),
+    page: guard('page', reads.page),
+    loadThrough: guard('loadThrough', reads.loadThrough),
+    projection: guard('projection', reads.projection) as Engine['projection'],
+    outline: guard('outline', reads.outline),
 
     watch: guard(
       'watch',
@@ -827,26 +688,6 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         connection.close()
       }
     },
-  }
-
-  /** A page as readers must see it: streaming rows that lag in storage patched from the log. */
-  /**
-   * A rows read beside a watch that is still loading the session waits for it: read earlier, it
-   * could miss a commit of another engine that the load then takes in without a change. (Read
-   * beside the load instead, and again when it saw an older head, it was no faster; decision
-   * 0025's amendment.)
-   */
-  const loadedBeforeRows = (id: string) => entries.get(id)?.opening?.catch(() => undefined)
-
-  async function withCurrentRows({
-    row,
-    page,
-  }: {
-    row: SessionRow
-    page: MessagePage
-  }): Promise<MessagePage> {
-    if (!row.lagging) return page
-    return { ...page, messages: await currentRows(db, row, page.messages) }
   }
 
   /** Promotions read nothing but the session row: a current `rev` is all they need. */
