@@ -14,7 +14,6 @@
 import { nanoid } from 'nanoid'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
 import { compactableIds, headOf, nodeOf } from '../core/history-tree'
-import { type IdOwner, rowIdsCreated } from '../core/ids'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import { ApprovalAnswer, RevokeToolApproval } from '../schema/approvals'
 import { AttachmentId, type AttachmentLimits } from '../schema/attachments'
@@ -30,13 +29,13 @@ import {
   SetDeliveryRequest,
 } from '../schema/history'
 import { ImportRequest } from '../schema/import'
-import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
+import { AdmitRequest, EditRequest } from '../schema/inputs'
 import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
 import { EventsRequest, PromoteMode, WatchOptions } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
-import { readAttachment, storeAttachments } from '../store/attachments'
+import { readAttachment } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
 import { type SessionlineDb, type SessionRow, sessionInfo, toSessionlineError } from '../store/db'
 import type { ImportedWrite } from '../store/imported'
@@ -52,6 +51,7 @@ import {
 } from '../store/transactions'
 import { DEFAULT_ATTACHMENT_LIMITS, prepareAttachments } from './attachments'
 import { createBatcher, type Scheduler } from './batch'
+import { createCommandTable } from './commands'
 import { createHistory } from './history'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes, isStopNote } from './notes'
@@ -59,7 +59,7 @@ import type { ModelProvider, Tools } from './provider'
 import { createReads } from './reads'
 import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
-import { createSessionCache, notFound, type Snapshot, sameReceipt } from './session-cache'
+import { createSessionCache, notFound, type Snapshot } from './session-cache'
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
@@ -185,6 +185,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     onRows: searchIndex.onRows,
     materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
   })
+  const commands = createCommandTable(db, write)
   const history = createHistory({
     db,
     cache,
@@ -314,20 +315,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         delivery: parsed.delivery,
         ...(files && { attachments: files.parts }),
       }
-      const { answer, wrote } = await write<'admit', [InputReceipt | undefined, IdOwner | undefined]>(id, {
-        scope: 'inbox',
-        ...(files && { alsoStore: () => storeAttachments(db, id, files.stored) }),
-        keys: [input.id],
-        readFacts: () => Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)]),
-        command: ([stored, owner]) => ({ type: 'admit', input, stored, rowOwner: owner }),
-        // A new id: no row has it (read), and no input (the receipt is added, not put: an
-        // existing one aborts the guess, and the careful path answers the retry or conflict).
-        expect: () => ({
-          facts: [undefined, undefined],
-          readFacts: () => Promise.all([undefined, rowOwner(db, input.id)]),
-          holds: ([, owner]) => !owner,
-        }),
-      })
+      const { answer, wrote } = await commands.admit(id, { input, ...(files && { files }) })
       // New input wakes the runner; a replay of a stored receipt is not new.
       if (wrote) notifyInput(id)
       return answer
@@ -336,13 +324,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     cancel: guard('cancel', async (sessionId, inputId) => {
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
-      const { answer } = await write<'cancel', InputReceipt | undefined>(id, {
-        scope: 'inbox',
-        keys: [input],
-        readFacts: () => getReceipt(db, input),
-        command: (stored) => ({ type: 'cancel', inputId: input, stored }),
-        expect: (cached) => expectPending(cached, input),
-      })
+      const { answer } = await commands.cancel(id, { inputId: input })
       return answer
     }),
 
@@ -351,13 +333,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const input = parseOrThrow(Id, inputId, 'input id')
       const { text } = parseOrThrow(EditRequest, request, 'edit request')
       // Not news for the runner: an edit (like a cancel) never restarts a stopped session.
-      const { answer } = await write<'edit', InputReceipt | undefined>(id, {
-        scope: 'inbox',
-        keys: [input],
-        readFacts: () => getReceipt(db, input),
-        command: (stored) => ({ type: 'edit', inputId: input, text, stored }),
-        expect: (cached) => expectPending(cached, input),
-      })
+      const { answer } = await commands.edit(id, { inputId: input, text })
       return answer
     }),
 
@@ -370,19 +346,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
       const { before } = parseOrThrow(ReorderRequest, request, 'reorder request')
-      const { answer } = await write<'reorder', (InputReceipt | undefined)[]>(id, {
-        scope: 'inbox',
-        keys: before === null ? [input] : [input, before],
-        readFacts: () =>
-          Promise.all([getReceipt(db, input), before === null ? undefined : getReceipt(db, before)]),
-        command: ([stored, storedBefore]) => ({
-          type: 'reorder',
-          inputId: input,
-          before,
-          stored,
-          storedBefore,
-        }),
-      })
+      const { answer } = await commands.reorder(id, { inputId: input, before })
       return answer
     }),
 
@@ -390,13 +354,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const id = sessionIdOf(sessionId)
       const input = parseOrThrow(Id, inputId, 'input id')
       const how = parseOrThrow(SetDeliveryRequest, delivery, 'delivery')
-      const { answer, wrote } = await write<'setDelivery', InputReceipt | undefined>(id, {
-        scope: 'inbox',
-        keys: [input],
-        readFacts: () => getReceipt(db, input),
-        command: (stored) => ({ type: 'setDelivery', inputId: input, delivery: how, stored }),
-        expect: (cached) => expectPending(cached, input),
-      })
+      const { answer, wrote } = await commands.setDelivery(id, { inputId: input, delivery: how })
       // A queued input turned steer may be taken into the running turn: the runner looks again.
       if (wrote) notifyInput(id)
       return answer
@@ -412,10 +370,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     promote: guard('promote', async (sessionId, mode) => {
       const id = sessionIdOf(sessionId)
       const how = parseOrThrow(PromoteMode, mode, 'promote mode')
-      const { answer } = await write<'promote'>(id, {
-        command: () => ({ type: 'promote', mode: how }),
-        expect: alwaysCurrent,
-      })
+      const { answer } = await commands.promote(id, { mode: how })
       return answer
     }),
 
@@ -439,15 +394,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           return { headSeq: entry.snap?.row.headSeq ?? 0 }
         })
       }
-      // Ids this append gives rows to must be free in every session (core/ids); who owns them is
-      // read inside the write transaction, together with the session row.
-      const ids = rowIdsCreated(parsed)
-      const { answer } = await write<'append', (IdOwner | undefined)[]>(id, {
-        keys: ids,
-        readFacts: () => idOwners(db, ids),
-        command: (owners) => ({ type: 'append', events: parsed, owners }),
-        expect: () => ({ facts: ids.map(() => undefined), holds: (owners) => owners.every((o) => !o) }),
-      })
+      const { answer } = await commands.append(id, { events: parsed })
       return answer
     }),
 
@@ -605,15 +552,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const id = sessionIdOf(sessionId)
       const call = parseOrThrow(Id, callId, 'call id')
       const { approved, reason, remember } = parseOrThrow(ApprovalAnswer, answer, 'approval answer')
-      const { answer: written } = await write<'respond'>(id, {
-        command: () => ({
-          type: 'respond',
-          callId: call,
-          approved,
-          remember,
-          ...(reason === undefined ? {} : { reason }),
-        }),
-        expect: alwaysCurrent,
+      const { answer: written } = await commands.respond(id, {
+        callId: call,
+        approved,
+        remember,
+        ...(reason === undefined ? {} : { reason }),
       })
       // The answer is the fact; the preference follows it (docs/decisions/0029): the call is
       // answered even if this write fails, and the tool then asks again next time.
@@ -688,19 +631,6 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         connection.close()
       }
     },
-  }
-
-  /** Promotions read nothing but the session row: a current `rev` is all they need. */
-  const alwaysCurrent = () => ({ facts: undefined, holds: () => true })
-
-  /** A cancel or edit can be decided from the cache when the input is pending there. */
-  function expectPending(cached: Snapshot, inputId: string) {
-    const receipt = cached.pending.find((r) => r.id === inputId)
-    if (!receipt) return undefined
-    return {
-      facts: receipt as InputReceipt | undefined,
-      holds: (stored: InputReceipt | undefined) => stored !== undefined && sameReceipt(stored, receipt),
-    }
   }
 
   /** An import rewrote a session outside the log: cached views reload it, peers are told. */
