@@ -59,11 +59,11 @@ import type { ModelProvider, Tools } from './provider'
 import { createReads } from './reads'
 import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
-import { createSessionCache, notFound, type Snapshot } from './session-cache'
+import { createSessionCache, notFound, type SessionCache, type Snapshot } from './session-cache'
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
-import type { Engine, RunnerHost, Unsubscribe } from './types'
+import type { Engine, Runner, RunnerHost, Unsubscribe } from './types'
 import { createWritePath } from './write-path'
 
 export interface EngineOptions extends ConnectionOptions {
@@ -105,6 +105,25 @@ export interface EngineOptions extends ConnectionOptions {
    * context (docs/decisions/0033, amendment). Default: none.
    */
   compaction?: CompactionBudget
+}
+
+/**
+ * A part that can exist only after the parts that reach it: the runner drives the finished engine
+ * (it takes it as it is created), and the session cache hears the notes channel it is built on.
+ * Declared before its first use, bound once, and loud when reached before it is bound.
+ */
+function boundLater<T>(what: string) {
+  let value: T | undefined
+  return {
+    bind(bound: T): T {
+      value = bound
+      return bound
+    },
+    get(): T {
+      if (value === undefined) throw new Error(`${what} is reached before it exists`)
+      return value
+    },
+  }
 }
 
 export function createEngine(options: EngineOptions = {}): Engine {
@@ -153,27 +172,34 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   }
   const inputListeners = new Set<(sessionId: string) => void>()
   const stopListeners = new Set<(sessionId: string, turn: number) => void>()
+  const runner = boundLater<Runner>('the runner')
+  const cacheLater = boundLater<SessionCache>('the session cache')
   // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
   const notes = createNotes(
     dbName,
     (note) => {
-      if (!isStopNote(note)) return cache.onNote(note)
+      if (!isStopNote(note)) return cacheLater.get().onNote(note)
       for (const listener of [...stopListeners]) listener(note.sessionId, note.stopTurn)
     },
     options.broadcast ?? true,
   )
   let closed = false
-  const cache = createSessionCache({
-    db,
-    now,
-    batch: createBatcher(options.schedule),
-    notes,
-    isClosed: () => closed,
-    // Not awaited: recovery appends through the public API.
-    recover: (sessionId) => {
-      runner.recover(sessionId).catch(() => undefined)
-    },
-  })
+  const cache = cacheLater.bind(
+    createSessionCache({
+      db,
+      now,
+      batch: createBatcher(options.schedule),
+      notes,
+      isClosed: () => closed,
+      // Not awaited: recovery appends through the public API.
+      recover: (sessionId) => {
+        runner
+          .get()
+          .recover(sessionId)
+          .catch(() => undefined)
+      },
+    }),
+  )
   const { entries, use, load, loadCurrent, setSnapshot, requestPreview, removeEntry, catchUp, putFolds } =
     cache
   const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
@@ -192,7 +218,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     notes,
     now,
     materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
-    interrupt: (sessionId) => runner.stopTurn(sessionId),
+    interrupt: (sessionId) => runner.get().stopTurn(sessionId),
     onRows: searchIndex.onRows,
   })
   const reads = createReads({ db, cache, history })
@@ -237,6 +263,36 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   }
 
   const sessionIdOf = (value: unknown) => parseOrThrow(Id, value, 'session id')
+
+  /** An import rewrote a session outside the log: cached views reload it, peers are told. */
+  async function importedChanged(written: ImportedWrite): Promise<void> {
+    const sessionId = written.session.id
+    notes.post({ sessionId, rev: written.rev })
+    history.forget(sessionId)
+    // The rows were replaced: the old index must not answer for them.
+    if (written.status === 'updated') await searchIndex.forget(sessionId)
+    // Built in the background from now on, so the first search does not pay for it.
+    searchIndex.refresh(sessionId)
+    const entry = entries.get(sessionId)
+    if (entry?.snap) await catchUp(entry)
+  }
+
+  function notifyInput(sessionId: string): void {
+    for (const listener of [...inputListeners]) {
+      try {
+        listener(sessionId)
+      } catch {
+        // A listener's failure is its own; the input is durable either way.
+      }
+    }
+  }
+
+  /** The turn state of the session's fold (cached, no replay). */
+  const turnState = (sessionId: string) =>
+    use(sessionId, async (entry) => {
+      await loadCurrent(entry)
+      return turnStateOf((entry.snap as Snapshot).folds.transcript)
+    })
 
   const engine: Engine = {
     createSession: guard('createSession', async (request = {}) => {
@@ -444,9 +500,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         // The provider writes it, outside any transaction, for the head read here; the commit
         // below is refused (`conflict`) when the head moved meanwhile, so a compaction that is
         // aborted, fails or is overtaken never changes the context (docs/decisions/0033).
-        if ((await host.turnState(id)).openTurn !== null) await runner.stopTurn(id)
+        if ((await turnState(id)).openTurn !== null) await runner.get().stopTurn(id)
         const source = await history.compactionSource(id, throughSeq)
-        const written = await runner.summarize(id, source.rows)
+        const written = await runner.get().summarize(id, source.rows)
         return history.verb<'compact'>(id, async () => {
           const [owner] = await idOwners(db, [summaryId])
           return {
@@ -545,8 +601,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       { early: true },
     ),
 
-    configure: guard('configure', (request) => runner.configure(request)),
-    interrupt: guard('interrupt', async (sessionId) => runner.interrupt(sessionIdOf(sessionId))),
+    configure: guard('configure', (request) => runner.get().configure(request)),
+    interrupt: guard('interrupt', async (sessionId) => runner.get().interrupt(sessionIdOf(sessionId))),
 
     respondToApproval: guard('respondToApproval', async (sessionId, callId, answer) => {
       const id = sessionIdOf(sessionId)
@@ -622,7 +678,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     close: async () => {
       if (closed) return
       try {
-        await runner.close()
+        await runner.get().close()
         await searchIndex.close()
       } finally {
         closed = true
@@ -633,36 +689,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
   }
 
-  /** An import rewrote a session outside the log: cached views reload it, peers are told. */
-  async function importedChanged(written: ImportedWrite): Promise<void> {
-    const sessionId = written.session.id
-    notes.post({ sessionId, rev: written.rev })
-    history.forget(sessionId)
-    // The rows were replaced: the old index must not answer for them.
-    if (written.status === 'updated') await searchIndex.forget(sessionId)
-    // Built in the background from now on, so the first search does not pay for it.
-    searchIndex.refresh(sessionId)
-    const entry = entries.get(sessionId)
-    if (entry?.snap) await catchUp(entry)
-  }
-
-  function notifyInput(sessionId: string): void {
-    for (const listener of [...inputListeners]) {
-      try {
-        listener(sessionId)
-      } catch {
-        // A listener's failure is its own; the input is durable either way.
-      }
-    }
-  }
-
   const host: RunnerHost = {
     engine,
-    turnState: (sessionId) =>
-      use(sessionId, async (entry) => {
-        await loadCurrent(entry)
-        return turnStateOf((entry.snap as Snapshot).folds.transcript)
-      }),
+    turnState,
     openRows: (sessionId) =>
       use(sessionId, async (entry) => {
         await loadCurrent(entry)
@@ -692,11 +721,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
-  const runner = createRunner(host, {
-    provider: options.provider,
-    tools: options.tools,
-    lockScope: dbName,
-    ...(compaction ? { compaction } : {}),
-  })
+  runner.bind(
+    createRunner(host, {
+      provider: options.provider,
+      tools: options.tools,
+      lockScope: dbName,
+      ...(compaction ? { compaction } : {}),
+    }),
+  )
   return { engine, host }
 }
