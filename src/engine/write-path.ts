@@ -126,6 +126,16 @@ type Transaction = typeof inWrite
 
 const keysOf = (item: Queued) => item.spec.keys
 
+/** What the commit strategies share: the write path's dependencies, resolved once. */
+interface WriteContext {
+  db: SessionlineDb
+  cache: SessionCache
+  notes: Notes
+  now: () => number
+  onRows: WritePathDeps['onRows']
+  policy: MaterializePolicy
+}
+
 export function createWritePath({
   db,
   cache,
@@ -134,8 +144,12 @@ export function createWritePath({
   onRows,
   materialize: policy = DEFAULT_MATERIALIZE,
 }: WritePathDeps) {
+  const ctx: WriteContext = { db, cache, notes, now, onRows, policy }
   /** One queue per pinned entry and durability: a strict write never rides a relaxed commit. */
-  const queue = createWriteQueue<Entry, Queued>({ maxBatch: MAX_BATCH, commit: commitBatch })
+  const queue = createWriteQueue<Entry, Queued>({
+    maxBatch: MAX_BATCH,
+    commit: (entry, batch) => commitBatch(ctx, entry, batch),
+  })
 
   /**
    * Runs one write and answers what the command answers; a refusal writes nothing. It commits
@@ -159,192 +173,204 @@ export function createWritePath({
     )
   }
 
-  /**
-   * Settles every write of `batch` but those deferred to the next batch, which it returns. A lone
-   * write is a batch of one: the same guess in one round trip, the same careful path.
-   */
-  async function commitBatch(entry: Entry, batch: Queued[]): Promise<Queued[]> {
-    let outcomes: PlanOutcome<SessionRow>[]
-    try {
-      outcomes = await commitTogether(entry, batch)
-    } catch (error) {
-      if (batch.length === 1) {
-        ;(batch[0] as Queued).reject(error)
-        return []
-      }
-      // The shared transaction failed (a row or input id another engine took meanwhile, a
-      // storage error): nothing of it was written. Each write runs again alone, in order, so
-      // only the one at fault fails.
-      for (const item of batch) await commitBatch(entry, [item])
+  return { write }
+}
+
+/**
+ * Settles every write of `batch` but those deferred to the next batch, which it returns. A lone
+ * write is a batch of one: the same guess in one round trip, the same careful path.
+ */
+async function commitBatch(ctx: WriteContext, entry: Entry, batch: Queued[]): Promise<Queued[]> {
+  let outcomes: PlanOutcome<SessionRow>[]
+  try {
+    outcomes = await commitTogether(ctx, entry, batch)
+  } catch (error) {
+    if (batch.length === 1) {
+      ;(batch[0] as Queued).reject(error)
       return []
     }
-    outcomes.forEach((outcome, i) => {
-      const item = batch[i] as Queued
-      if ('refused' in outcome) item.reject(outcome.refused)
-      else
-        item.resolve({ answer: outcome.planned.decision.answer, wrote: outcome.planned.next !== undefined })
-    })
-    return batch.slice(outcomes.length)
+    // The shared transaction failed (a row or input id another engine took meanwhile, a
+    // storage error): nothing of it was written. Each write runs again alone, in order, so
+    // only the one at fault fails.
+    for (const item of batch) await commitBatch(ctx, entry, [item])
+    return []
   }
+  outcomes.forEach((outcome, i) => {
+    const item = batch[i] as Queued
+    if ('refused' in outcome) item.reject(outcome.refused)
+    else item.resolve({ answer: outcome.planned.decision.answer, wrote: outcome.planned.next !== undefined })
+  })
+  return batch.slice(outcomes.length)
+}
 
-  /**
-   * Decides the writes of `batch` one after another, each on the state the previous ones left,
-   * commits them in one transaction (by the guess, else the careful read) and publishes the
-   * result. A refusal is that write's outcome and changes nothing. The first write whose `keys`
-   * an earlier one touched ends the batch: it and those after it wait for the next one.
-   */
-  async function commitTogether(entry: Entry, batch: Queued[]): Promise<PlanOutcome<SessionRow>[]> {
-    await cache.load(entry)
-    const inbox = batch.every((item) => item.spec.scope === 'inbox')
-    const transaction: Transaction = inbox ? inInboxWrite : inWrite
-    const { base, plan, complete } =
-      (await guessed(entry, batch, transaction)) ?? (await careful(entry, batch, inbox, transaction))
-    if (plan.plans.length > 0) published(entry, base, plan, complete)
-    return plan.outcomes
+/**
+ * Decides the writes of `batch` one after another, each on the state the previous ones left,
+ * commits them in one transaction (by the guess, else the careful read) and publishes the
+ * result. A refusal is that write's outcome and changes nothing. The first write whose `keys`
+ * an earlier one touched ends the batch: it and those after it wait for the next one.
+ */
+async function commitTogether(
+  ctx: WriteContext,
+  entry: Entry,
+  batch: Queued[],
+): Promise<PlanOutcome<SessionRow>[]> {
+  await ctx.cache.load(entry)
+  const inbox = batch.every((item) => item.spec.scope === 'inbox')
+  const transaction: Transaction = inbox ? inInboxWrite : inWrite
+  const { base, plan, complete } =
+    (await guessed(ctx, entry, batch, transaction)) ?? (await careful(ctx, entry, batch, inbox, transaction))
+  if (plan.plans.length > 0) published(ctx, entry, base, plan, complete)
+  return plan.outcomes
+}
+
+/**
+ * The guess: the batch planned on the cache and the facts each write's `expect` predicts, its
+ * writes issued right behind the reads that check those predictions, and the transaction
+ * aborted if the reads prove any wrong (the cache was behind, or an input or row appeared).
+ * Requests of a transaction run in order, so the reads see the state before the writes.
+ * Undefined when no guess can be made (a refusal is only ever answered from the stored state)
+ * or it did not hold: the careful read then runs the batch.
+ */
+async function guessed(
+  ctx: WriteContext,
+  entry: Entry,
+  batch: readonly Queued[],
+  transaction: Transaction,
+): Promise<Committed | undefined> {
+  const { db, now, policy } = ctx
+  const cached = entry.snap
+  if (!cached || !batch.every((item) => item.spec.expect)) return undefined
+  const checks: { expected: Expectation<unknown>; spec: AnySpec }[] = []
+  const judge: BatchJudge<Queued, SessionRow> = {
+    keys: keysOf,
+    command: ({ spec }, state) => {
+      const expected = spec.expect?.(state)
+      if (!expected) return undefined
+      checks.push({ expected, spec })
+      return spec.command(expected.facts)
+    },
   }
+  const plan = planBatch(cached, batch, judge, now(), policy)
+  if (plan.refused || plan.undecided) return undefined
+  const sessionId = entry.id
+  const held = await transaction(db, async () => {
+    const reads = Promise.all([
+      getSessionRow(db, sessionId),
+      ...checks.map(({ expected, spec }) => (expected.readFacts ?? spec.readFacts)?.()),
+    ])
+    const writes = plan.plans.length > 0 ? persistAll(ctx, sessionId, cached, plan, batch) : undefined
+    // If we abort below, these fail with the abort; that failure is expected, not news.
+    writes?.catch(() => undefined)
+    const [row, ...facts] = await reads
+    if (!row || !sameVersion(cached.row, row) || checks.some(({ expected }, i) => !expected.holds(facts[i])))
+      throw STALE
+    await writes
+    return true
+  }).catch((error: unknown) => {
+    // An input id stored meanwhile fails its add: the careful path answers replay or conflict.
+    if (error === STALE || isConstraintError(error)) return false
+    throw error
+  })
+  return held ? { base: cached, plan, complete: true } : undefined
+}
 
-  /**
-   * The guess: the batch planned on the cache and the facts each write's `expect` predicts, its
-   * writes issued right behind the reads that check those predictions, and the transaction
-   * aborted if the reads prove any wrong (the cache was behind, or an input or row appeared).
-   * Requests of a transaction run in order, so the reads see the state before the writes.
-   * Undefined when no guess can be made (a refusal is only ever answered from the stored state)
-   * or it did not hold: the careful read then runs the batch.
-   */
-  async function guessed(
-    entry: Entry,
-    batch: readonly Queued[],
-    transaction: Transaction,
-  ): Promise<Committed | undefined> {
-    const cached = entry.snap
-    if (!cached || !batch.every((item) => item.spec.expect)) return undefined
-    const checks: { expected: Expectation<unknown>; spec: AnySpec }[] = []
+/**
+ * The careful read: the session row and the facts of every write read together, the base state
+ * taken from the cache when the row proves it current (else read in the transaction), and the
+ * batch planned on what was read.
+ */
+function careful(
+  ctx: WriteContext,
+  entry: Entry,
+  batch: readonly Queued[],
+  inbox: boolean,
+  transaction: Transaction,
+): Promise<Committed> {
+  const { db, cache, now, policy } = ctx
+  const sessionId = entry.id
+  return transaction(db, async () => {
+    const [row, ...facts] = await Promise.all([
+      getSessionRow(db, sessionId),
+      ...batch.map((item) => item.spec.readFacts?.()),
+    ])
+    if (!row) throw notFound(sessionId)
+    const current = entry.snap
+    const base =
+      current && sameVersion(current.row, row)
+        ? current
+        : inbox
+          ? await cache.inboxInTx(sessionId, row, current)
+          : await cache.snapshotInTx(sessionId, row)
     const judge: BatchJudge<Queued, SessionRow> = {
       keys: keysOf,
-      command: ({ spec }, state) => {
-        const expected = spec.expect?.(state)
-        if (!expected) return undefined
-        checks.push({ expected, spec })
-        return spec.command(expected.facts)
-      },
+      command: ({ spec }, _, i) => spec.command(facts[i]),
     }
-    const plan = planBatch(cached, batch, judge, now(), policy)
-    if (plan.refused || plan.undecided) return undefined
-    const sessionId = entry.id
-    const held = await transaction(db, async () => {
-      const reads = Promise.all([
-        getSessionRow(db, sessionId),
-        ...checks.map(({ expected, spec }) => (expected.readFacts ?? spec.readFacts)?.()),
-      ])
-      const writes = plan.plans.length > 0 ? persistAll(sessionId, cached, plan, batch) : undefined
-      // If we abort below, these fail with the abort; that failure is expected, not news.
-      writes?.catch(() => undefined)
-      const [row, ...facts] = await reads
-      if (
-        !row ||
-        !sameVersion(cached.row, row) ||
-        checks.some(({ expected }, i) => !expected.holds(facts[i]))
-      )
-        throw STALE
-      await writes
-      return true
-    }).catch((error: unknown) => {
-      // An input id stored meanwhile fails its add: the careful path answers replay or conflict.
-      if (error === STALE || isConstraintError(error)) return false
-      throw error
-    })
-    return held ? { base: cached, plan, complete: true } : undefined
-  }
+    const plan = planBatch(base, batch, judge, now(), policy)
+    if (plan.plans.length > 0) await persistAll(ctx, sessionId, base, plan, batch)
+    // An inbox read leaves the folds as cached: the state is whole only when they were current.
+    return { base, plan, complete: base === current || !inbox }
+  })
+}
 
-  /**
-   * The careful read: the session row and the facts of every write read together, the base state
-   * taken from the cache when the row proves it current (else read in the transaction), and the
-   * batch planned on what was read.
-   */
-  function careful(
-    entry: Entry,
-    batch: readonly Queued[],
-    inbox: boolean,
-    transaction: Transaction,
-  ): Promise<Committed> {
-    const sessionId = entry.id
-    return transaction(db, async () => {
-      const [row, ...facts] = await Promise.all([
-        getSessionRow(db, sessionId),
-        ...batch.map((item) => item.spec.readFacts?.()),
-      ])
-      if (!row) throw notFound(sessionId)
-      const current = entry.snap
-      const base =
-        current && sameVersion(current.row, row)
-          ? current
-          : inbox
-            ? await cache.inboxInTx(sessionId, row, current)
-            : await cache.snapshotInTx(sessionId, row)
-      const judge: BatchJudge<Queued, SessionRow> = {
-        keys: keysOf,
-        command: ({ spec }, _, i) => spec.command(facts[i]),
-      }
-      const plan = planBatch(base, batch, judge, now(), policy)
-      if (plan.plans.length > 0) await persistAll(sessionId, base, plan, batch)
-      // An inbox read leaves the folds as cached: the state is whole only when they were current.
-      return { base, plan, complete: base === current || !inbox }
-    })
+/** After a commit: tells peers, moves the cache and pushes the change. */
+function published(
+  ctx: WriteContext,
+  entry: Entry,
+  base: Snapshot,
+  plan: BatchPlan<SessionRow>,
+  complete: boolean,
+): void {
+  const { cache, notes, onRows } = ctx
+  const next = plan.state
+  const decision = mergedDecision(plan.plans)
+  notes.post({ sessionId: entry.id, rev: next.row.rev })
+  const change = { events: decision.events, rows: decision.rows, inputs: decision.receipts }
+  const current = entry.snap
+  if (current && sameVersion(current.row, base.row) && complete) cache.advance(entry, next, change)
+  else if (current && (!sameIncarnation(current.row, next.row) || current.row.rev < next.row.rev)) {
+    // The cache had missed another engine's commits: watchers get those and ours from the
+    // database, in order; with nobody watching, a complete new state is all that matters.
+    if (entry.feed.size > 0 || !complete) void cache.catchUp(entry)
+    else cache.advance(entry, next, change)
   }
+  onRows?.(entry.id, change.rows, base.row.headSeq, next.row.headSeq)
+}
 
-  /** After a commit: tells peers, moves the cache and pushes the change. */
-  function published(entry: Entry, base: Snapshot, plan: BatchPlan<SessionRow>, complete: boolean): void {
-    const next = plan.state
-    const decision = mergedDecision(plan.plans)
-    notes.post({ sessionId: entry.id, rev: next.row.rev })
-    const change = { events: decision.events, rows: decision.rows, inputs: decision.receipts }
-    const current = entry.snap
-    if (current && sameVersion(current.row, base.row) && complete) cache.advance(entry, next, change)
-    else if (current && (!sameIncarnation(current.row, next.row) || current.row.rev < next.row.rev)) {
-      // The cache had missed another engine's commits: watchers get those and ours from the
-      // database, in order; with nobody watching, a complete new state is all that matters.
-      if (entry.feed.size > 0 || !complete) void cache.catchUp(entry)
-      else cache.advance(entry, next, change)
-    }
-    onRows?.(entry.id, change.rows, base.row.headSeq, next.row.headSeq)
+/**
+ * Stores the plan of one batch: the final session row and folds once, the events of all, new
+ * rows and receipts added and changed ones put, in request order (an add precedes the put that
+ * changes the same row or receipt later in the batch), and each writing write's `alsoStore`.
+ */
+async function persistAll(
+  ctx: WriteContext,
+  sessionId: string,
+  base: Snapshot,
+  plan: BatchPlan<SessionRow>,
+  batch: readonly Queued[],
+): Promise<void> {
+  const { db, cache } = ctx
+  const next = plan.state
+  const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
+  const events = plan.plans.flatMap((p) => p.decision.events)
+  if (events.length > 0) writes.push(db.events.bulkAdd(events))
+  const freshRows: SessionMessage[] = []
+  const changedRows: SessionMessage[] = []
+  const freshReceipts: InputReceipt[] = []
+  const changedReceipts: InputReceipt[] = []
+  for (const { decision, write } of plan.plans) {
+    const created = new Set(decision.createdRowIds)
+    for (const row of write ?? []) (created.has(row.id) ? freshRows : changedRows).push(row)
+    ;(decision.newReceipts ? freshReceipts : changedReceipts).push(...decision.receipts)
   }
-
-  /**
-   * Stores the plan of one batch: the final session row and folds once, the events of all, new
-   * rows and receipts added and changed ones put, in request order (an add precedes the put that
-   * changes the same row or receipt later in the batch), and each writing write's `alsoStore`.
-   */
-  async function persistAll(
-    sessionId: string,
-    base: Snapshot,
-    plan: BatchPlan<SessionRow>,
-    batch: readonly Queued[],
-  ): Promise<void> {
-    const next = plan.state
-    const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
-    const events = plan.plans.flatMap((p) => p.decision.events)
-    if (events.length > 0) writes.push(db.events.bulkAdd(events))
-    const freshRows: SessionMessage[] = []
-    const changedRows: SessionMessage[] = []
-    const freshReceipts: InputReceipt[] = []
-    const changedReceipts: InputReceipt[] = []
-    for (const { decision, write } of plan.plans) {
-      const created = new Set(decision.createdRowIds)
-      for (const row of write ?? []) (created.has(row.id) ? freshRows : changedRows).push(row)
-      ;(decision.newReceipts ? freshReceipts : changedReceipts).push(...decision.receipts)
-    }
-    if (freshRows.length > 0) writes.push(addRows(db, freshRows))
-    if (changedRows.length > 0) writes.push(db.messages.bulkPut(changedRows))
-    if (freshReceipts.length > 0) writes.push(db.inputs.bulkAdd(freshReceipts))
-    if (changedReceipts.length > 0) writes.push(db.inputs.bulkPut(changedReceipts))
-    const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
-    if (states) writes.push(states)
-    for (const i of plan.writers) {
-      const alsoStore = (batch[i] as Queued).spec.alsoStore
-      if (alsoStore) writes.push(alsoStore())
-    }
-    await Promise.all(writes)
+  if (freshRows.length > 0) writes.push(addRows(db, freshRows))
+  if (changedRows.length > 0) writes.push(db.messages.bulkPut(changedRows))
+  if (freshReceipts.length > 0) writes.push(db.inputs.bulkAdd(freshReceipts))
+  if (changedReceipts.length > 0) writes.push(db.inputs.bulkPut(changedReceipts))
+  const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
+  if (states) writes.push(states)
+  for (const i of plan.writers) {
+    const alsoStore = (batch[i] as Queued).spec.alsoStore
+    if (alsoStore) writes.push(alsoStore())
   }
-
-  return { write }
+  await Promise.all(writes)
 }
