@@ -15,24 +15,15 @@ import { nanoid } from 'nanoid'
 import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
 import { compactableIds, headOf, nodeOf } from '../core/history-tree'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
-import { ApprovalAnswer, RevokeToolApproval } from '../schema/approvals'
+import { RevokeToolApproval } from '../schema/approvals'
 import { AttachmentId, type AttachmentLimits } from '../schema/attachments'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
-import { AppendEvents } from '../schema/events'
-import {
-  CompactionBudget,
-  CompactRequest,
-  ForkRequest,
-  ReorderRequest,
-  ResendRequest,
-  SetDeliveryRequest,
-} from '../schema/history'
+import { CompactionBudget, CompactRequest, ForkRequest, ResendRequest } from '../schema/history'
 import { ImportRequest } from '../schema/import'
-import { AdmitRequest, EditRequest } from '../schema/inputs'
 import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
-import { EventsRequest, PromoteMode, WatchOptions } from '../schema/requests'
+import { EventsRequest, WatchOptions } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { readAttachment } from '../store/attachments'
@@ -49,7 +40,7 @@ import {
   inWrite,
   rowOwner,
 } from '../store/transactions'
-import { DEFAULT_ATTACHMENT_LIMITS, prepareAttachments } from './attachments'
+import { DEFAULT_ATTACHMENT_LIMITS } from './attachments'
 import { createBatcher, type Scheduler } from './batch'
 import { createCommandTable } from './commands'
 import { createHistory } from './history'
@@ -64,6 +55,7 @@ import { exportSessionFrom, importSessionline, sessionlineBytes } from './sessio
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
 import type { Engine, Runner, RunnerHost, Unsubscribe } from './types'
+import { createWriteMethods } from './write-methods'
 import { createWritePath } from './write-path'
 
 export interface EngineOptions extends ConnectionOptions {
@@ -294,6 +286,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       return turnStateOf((entry.snap as Snapshot).folds.transcript)
     })
 
+  const writes = createWriteMethods({ db, cache, commands, attachmentLimits, notifyInput })
+
   const engine: Engine = {
     createSession: guard('createSession', async (request = {}) => {
       const { id = nanoid(), title = '' } = parseOrThrow(
@@ -358,63 +352,17 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       noteSessions()
     }),
 
-    admit: guard('admit', async (sessionId, request) => {
-      const id = sessionIdOf(sessionId)
-      const parsed = parseOrThrow(AdmitRequest, request, 'admit request')
-      // Hashed before the write: awaiting crypto inside its transaction would commit it early.
-      const files = parsed.attachments?.length
-        ? await prepareAttachments(parsed.attachments, attachmentLimits)
-        : undefined
-      const input = {
-        id: parsed.id ?? nanoid(),
-        text: parsed.text,
-        delivery: parsed.delivery,
-        ...(files && { attachments: files.parts }),
-      }
-      const { answer, wrote } = await commands.admit(id, { input, ...(files && { files }) })
-      // New input wakes the runner; a replay of a stored receipt is not new.
-      if (wrote) notifyInput(id)
-      return answer
-    }),
-
-    cancel: guard('cancel', async (sessionId, inputId) => {
-      const id = sessionIdOf(sessionId)
-      const input = parseOrThrow(Id, inputId, 'input id')
-      const { answer } = await commands.cancel(id, { inputId: input })
-      return answer
-    }),
-
-    edit: guard('edit', async (sessionId, inputId, request) => {
-      const id = sessionIdOf(sessionId)
-      const input = parseOrThrow(Id, inputId, 'input id')
-      const { text } = parseOrThrow(EditRequest, request, 'edit request')
-      // Not news for the runner: an edit (like a cancel) never restarts a stopped session.
-      const { answer } = await commands.edit(id, { inputId: input, text })
-      return answer
-    }),
+    admit: guard('admit', writes.admit),
+    cancel: guard('cancel', writes.cancel),
+    edit: guard('edit', writes.edit),
 
     attachment: guard('attachment', async (attachmentId) => {
       const key = parseOrThrow(AttachmentId, attachmentId, 'attachment id')
       return db.transaction('r', [db.attachments], () => readAttachment(db, key))
     }),
 
-    reorder: guard('reorder', async (sessionId, inputId, request) => {
-      const id = sessionIdOf(sessionId)
-      const input = parseOrThrow(Id, inputId, 'input id')
-      const { before } = parseOrThrow(ReorderRequest, request, 'reorder request')
-      const { answer } = await commands.reorder(id, { inputId: input, before })
-      return answer
-    }),
-
-    setDelivery: guard('setDelivery', async (sessionId, inputId, delivery) => {
-      const id = sessionIdOf(sessionId)
-      const input = parseOrThrow(Id, inputId, 'input id')
-      const how = parseOrThrow(SetDeliveryRequest, delivery, 'delivery')
-      const { answer, wrote } = await commands.setDelivery(id, { inputId: input, delivery: how })
-      // A queued input turned steer may be taken into the running turn: the runner looks again.
-      if (wrote) notifyInput(id)
-      return answer
-    }),
+    reorder: guard('reorder', writes.reorder),
+    setDelivery: guard('setDelivery', writes.setDelivery),
 
     pending: guard('pending', (sessionId) =>
       use(sessionIdOf(sessionId), async (entry) => {
@@ -423,36 +371,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       }),
     ),
 
-    promote: guard('promote', async (sessionId, mode) => {
-      const id = sessionIdOf(sessionId)
-      const how = parseOrThrow(PromoteMode, mode, 'promote mode')
-      const { answer } = await commands.promote(id, { mode: how })
-      return answer
-    }),
-
-    append: guard('append', async (sessionId, events) => {
-      const id = sessionIdOf(sessionId)
-      const parsed = parseOrThrow(AppendEvents, events, 'events', ['events'])
-      const created = parsed.findIndex((e) => e.type === 'session/created')
-      if (created >= 0) {
-        throw new SessionlineError(
-          'invalid_state',
-          `events[${created}]: session/created is written by createSession only`,
-          {
-            index: created,
-            type: 'session/created',
-          },
-        )
-      }
-      if (parsed.length === 0) {
-        return use(id, async (entry) => {
-          await loadCurrent(entry)
-          return { headSeq: entry.snap?.row.headSeq ?? 0 }
-        })
-      }
-      const { answer } = await commands.append(id, { events: parsed })
-      return answer
-    }),
+    promote: guard('promote', writes.promote),
+    append: guard('append', writes.append),
 
     // History verbs (docs/decisions/0033): one transaction each, through engine/history.
     rewind: guard('rewind', async (sessionId, messageId) => {
@@ -604,22 +524,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     configure: guard('configure', (request) => runner.get().configure(request)),
     interrupt: guard('interrupt', async (sessionId) => runner.get().interrupt(sessionIdOf(sessionId))),
 
-    respondToApproval: guard('respondToApproval', async (sessionId, callId, answer) => {
-      const id = sessionIdOf(sessionId)
-      const call = parseOrThrow(Id, callId, 'call id')
-      const { approved, reason, remember } = parseOrThrow(ApprovalAnswer, answer, 'approval answer')
-      const { answer: written } = await commands.respond(id, {
-        callId: call,
-        approved,
-        remember,
-        ...(reason === undefined ? {} : { reason }),
-      })
-      // The answer is the fact; the preference follows it (docs/decisions/0029): the call is
-      // answered even if this write fails, and the tool then asks again next time.
-      if (approved && remember !== 'call') {
-        await changeApprovals(db, 'remember', written.tool, remember === 'session' ? id : undefined)
-      }
-    }),
+    respondToApproval: guard('respondToApproval', writes.respondToApproval),
 
     toolApprovals: guard('toolApprovals', async (sessionId) => {
       const id = sessionIdOf(sessionId)
