@@ -12,7 +12,7 @@
  *   await engine.promote(id, 'settled')
  */
 import { nanoid } from 'nanoid'
-import { initFolds, stampAndFold, turnStateOf } from '../core/folds'
+import { turnStateOf } from '../core/folds'
 import { compactableIds, headOf, nodeOf } from '../core/history-tree'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import { RevokeToolApproval } from '../schema/approvals'
@@ -24,22 +24,12 @@ import { ImportRequest } from '../schema/import'
 import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
 import { EventsRequest, WatchOptions } from '../schema/requests'
-import { CreateSessionRequest } from '../schema/session'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { readAttachment } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
-import { type SessionlineDb, type SessionRow, sessionInfo, toSessionlineError } from '../store/db'
+import { type SessionlineDb, toSessionlineError } from '../store/db'
 import type { ImportedWrite } from '../store/imported'
-import {
-  deleteSessionData,
-  eventsBetween,
-  getReceipt,
-  getSessionRow,
-  idOwners,
-  inRead,
-  inWrite,
-  rowOwner,
-} from '../store/transactions'
+import { eventsBetween, getReceipt, getSessionRow, idOwners, inRead, rowOwner } from '../store/transactions'
 import { DEFAULT_ATTACHMENT_LIMITS } from './attachments'
 import { createBatcher, type Scheduler } from './batch'
 import { createCommandTable } from './commands'
@@ -52,6 +42,7 @@ import { createRunner } from './runner'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type SessionCache, type Snapshot } from './session-cache'
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
+import { createSessionMethods } from './session-methods'
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
 import type { Engine, Runner, RunnerHost, Unsubscribe } from './types'
@@ -192,8 +183,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       },
     }),
   )
-  const { entries, use, load, loadCurrent, setSnapshot, requestPreview, removeEntry, catchUp, putFolds } =
-    cache
+  const { entries, use, load, loadCurrent, requestPreview, catchUp, putFolds } = cache
   const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
   const { write } = createWritePath({
     db,
@@ -286,71 +276,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       return turnStateOf((entry.snap as Snapshot).folds.transcript)
     })
 
+  const sessions = createSessionMethods({ db, now, cache, notes, history, searchIndex, noteSessions })
   const writes = createWriteMethods({ db, cache, commands, attachmentLimits, notifyInput })
 
   const engine: Engine = {
-    createSession: guard('createSession', async (request = {}) => {
-      const { id = nanoid(), title = '' } = parseOrThrow(
-        CreateSessionRequest,
-        request,
-        'createSession request',
-      )
-      const at = now()
-      const created = { type: 'session/created', data: { title } } as const
-      const snap = await inWrite(db, async () => {
-        if (await getSessionRow(db, id)) {
-          throw new SessionlineError('conflict', `a session ${JSON.stringify(id)} already exists`, {
-            sessionId: id,
-          })
-        }
-        const folded = stampAndFold(initFolds(), [created], id, 1, at)
-        const row: SessionRow = {
-          id,
-          title,
-          createdAt: at,
-          updatedAt: at,
-          headSeq: 1,
-          nextInputSeq: 1,
-          source: 'native',
-          rev: 1,
-        }
-        await Promise.all([
-          db.sessions.add(row),
-          db.events.bulkAdd(folded.stored),
-          putFolds(id, 1, folded.folds),
-        ])
-        return { row, folds: folded.folds, pending: [] } satisfies Snapshot
-      })
-      await use(id, async (entry) => {
-        if (!entry.snap) setSnapshot(entry, snap)
-      })
-      noteSessions()
-      return sessionInfo(snap.row)
-    }),
-
-    getSession: guard('getSession', async (sessionId) => {
-      const row = await inRead(db, () => getSessionRow(db, sessionIdOf(sessionId)))
-      return row && sessionInfo(row)
-    }),
-
-    listSessions: guard('listSessions', async () => {
-      const rows = await db.sessions.orderBy('updatedAt').reverse().toArray()
-      return rows.map(sessionInfo)
-    }),
-
-    deleteSession: guard('deleteSession', async (sessionId) => {
-      const id = sessionIdOf(sessionId)
-      await inWrite(db, async () => {
-        if (!(await getSessionRow(db, id))) throw notFound(id)
-        await deleteSessionData(db, id)
-      })
-      notes.post({ sessionId: id, rev: Number.MAX_SAFE_INTEGER, deleted: true })
-      history.forget(id)
-      const entry = entries.get(id)
-      if (entry) removeEntry(entry)
-      await searchIndex.forget(id)
-      noteSessions()
-    }),
+    createSession: guard('createSession', sessions.createSession),
+    getSession: guard('getSession', sessions.getSession),
+    listSessions: guard('listSessions', sessions.listSessions),
+    deleteSession: guard('deleteSession', sessions.deleteSession),
 
     admit: guard('admit', writes.admit),
     cancel: guard('cancel', writes.cancel),
