@@ -39,13 +39,14 @@ import { createNotes, isStopNote } from './notes'
 import type { ModelProvider, Tools } from './provider'
 import { createReads } from './reads'
 import { createRunner } from './runner'
+import { createRunnerSignals } from './runner-signals'
 import { createSearchIndex, type SearchIndexEvent } from './search/index'
 import { createSessionCache, notFound, type SessionCache, type Snapshot } from './session-cache'
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
 import { createSessionMethods } from './session-methods'
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
-import type { Engine, Runner, RunnerHost, Unsubscribe } from './types'
+import type { Engine, Runner, RunnerHost } from './types'
 import { createWriteMethods } from './write-methods'
 import { createWritePath } from './write-path'
 
@@ -153,8 +154,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       })
       .catch(() => undefined)
   }
-  const inputListeners = new Set<(sessionId: string) => void>()
-  const stopListeners = new Set<(sessionId: string, turn: number) => void>()
+  const signals = createRunnerSignals()
   const runner = boundLater<Runner>('the runner')
   const cacheLater = boundLater<SessionCache>('the session cache')
   // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
@@ -162,7 +162,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     dbName,
     (note) => {
       if (!isStopNote(note)) return cacheLater.get().onNote(note)
-      for (const listener of [...stopListeners]) listener(note.sessionId, note.stopTurn)
+      signals.stop(note.sessionId, note.stopTurn)
     },
     options.broadcast ?? true,
   )
@@ -259,16 +259,6 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     if (entry?.snap) await catchUp(entry)
   }
 
-  function notifyInput(sessionId: string): void {
-    for (const listener of [...inputListeners]) {
-      try {
-        listener(sessionId)
-      } catch {
-        // A listener's failure is its own; the input is durable either way.
-      }
-    }
-  }
-
   /** The turn state of the session's fold (cached, no replay). */
   const turnState = (sessionId: string) =>
     use(sessionId, async (entry) => {
@@ -277,7 +267,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     })
 
   const sessions = createSessionMethods({ db, now, cache, notes, history, searchIndex, noteSessions })
-  const writes = createWriteMethods({ db, cache, commands, attachmentLimits, notifyInput })
+  const writes = createWriteMethods({ db, cache, commands, attachmentLimits, notifyInput: signals.input })
 
   const engine: Engine = {
     createSession: guard('createSession', sessions.createSession),
@@ -328,7 +318,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         return { type: 'resend', messageId: message, input, stored, rowOwner: owner }
       })
       // The turn it opened waits for an answer: a built-in runner takes it (a replay opened none).
-      notifyInput(id)
+      signals.input(id)
       return receipt
     }),
 
@@ -336,7 +326,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       const id = sessionIdOf(sessionId)
       const message = parseOrThrow(Id, messageId, 'message id')
       await history.verb<'regenerate'>(id, () => ({ type: 'regenerate', messageId: message }))
-      notifyInput(id)
+      signals.input(id)
     }),
 
     switchBranch: guard('switchBranch', async (sessionId, messageId) => {
@@ -541,21 +531,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       entry.live.add(events)
       if (entry.feed.size > 0) requestPreview(entry)
     },
-    onInput(listener): Unsubscribe {
-      inputListeners.add(listener)
-      return () => {
-        inputListeners.delete(listener)
-      }
-    },
+    onInput: signals.onInput,
     requestStop(sessionId, turn) {
       if (!closed) notes.post({ sessionId, stopTurn: turn })
     },
-    onStopRequest(listener): Unsubscribe {
-      stopListeners.add(listener)
+    onStopRequest(listener) {
+      const unsubscribe = signals.onStop(listener)
       notes.listen()
-      return () => {
-        stopListeners.delete(listener)
-      }
+      return unsubscribe
     },
     now,
   }
