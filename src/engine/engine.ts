@@ -1,25 +1,10 @@
-/**
- * The engine (docs/architecture.md §3–§6): the inbox, the event log and its projections over one Dexie
- * database. Every write is one readwrite transaction that allocates seqs from the session row;
- * per session the engine caches the fold state it last published (`Snapshot`) and reuses it
- * inside a transaction only when the row's `rev` proves nobody wrote since.
- *
- * @example
- *   import { indexedDB, IDBKeyRange } from 'fake-indexeddb'
- *   const engine = createEngine({ dbName: 'test-1', indexedDB, IDBKeyRange })
- *   const { id } = await engine.createSession({ title: 'Demo' })
- *   await engine.admit(id, { text: 'hello' })
- *   await engine.promote(id, 'settled')
- */
-import { nanoid } from 'nanoid'
 import { turnStateOf } from '../core/folds'
-import { compactableIds, headOf, nodeOf } from '../core/history-tree'
 import { DEFAULT_MATERIALIZE, type MaterializePolicy } from '../core/materialize'
 import { RevokeToolApproval } from '../schema/approvals'
 import { AttachmentId, type AttachmentLimits } from '../schema/attachments'
 import { Id } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
-import { CompactionBudget, CompactRequest, ForkRequest, ResendRequest } from '../schema/history'
+import { CompactionBudget } from '../schema/history'
 import { ImportRequest } from '../schema/import'
 import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
@@ -29,11 +14,12 @@ import { readAttachment } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
 import { type SessionlineDb, toSessionlineError } from '../store/db'
 import type { ImportedWrite } from '../store/imported'
-import { eventsBetween, getReceipt, getSessionRow, idOwners, inRead, rowOwner } from '../store/transactions'
+import { eventsBetween, getSessionRow, inRead } from '../store/transactions'
 import { DEFAULT_ATTACHMENT_LIMITS } from './attachments'
 import { createBatcher, type Scheduler } from './batch'
 import { createCommandTable } from './commands'
 import { createHistory } from './history'
+import { createHistoryMethods } from './history-methods'
 import { importFilesInto, importTranscriptInto } from './importing'
 import { createNotes, isStopNote } from './notes'
 import type { ModelProvider, Tools } from './provider'
@@ -267,6 +253,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     })
 
   const sessions = createSessionMethods({ db, now, cache, notes, history, searchIndex, noteSessions })
+  const verbs = createHistoryMethods({ db, history, runner, turnState, notifyInput: signals.input })
   const writes = createWriteMethods({ db, cache, commands, attachmentLimits, notifyInput: signals.input })
 
   const engine: Engine = {
@@ -298,98 +285,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     append: guard('append', writes.append),
 
     // History verbs (docs/decisions/0033): one transaction each, through engine/history.
-    rewind: guard('rewind', async (sessionId, messageId) => {
-      const id = sessionIdOf(sessionId)
-      const message = parseOrThrow(Id, messageId, 'message id')
-      return history.verb<'rewind'>(id, async () => ({
-        type: 'rewind',
-        messageId: message,
-        row: await db.messages.get(message),
-      }))
-    }),
-
-    resend: guard('resend', async (sessionId, messageId, request) => {
-      const id = sessionIdOf(sessionId)
-      const message = parseOrThrow(Id, messageId, 'message id')
-      const parsed = parseOrThrow(ResendRequest, request, 'resend request')
-      const input = { id: parsed.id ?? nanoid(), text: parsed.text }
-      const receipt = await history.verb<'resend'>(id, async () => {
-        const [stored, owner] = await Promise.all([getReceipt(db, input.id), rowOwner(db, input.id)])
-        return { type: 'resend', messageId: message, input, stored, rowOwner: owner }
-      })
-      // The turn it opened waits for an answer: a built-in runner takes it (a replay opened none).
-      signals.input(id)
-      return receipt
-    }),
-
-    regenerate: guard('regenerate', async (sessionId, messageId) => {
-      const id = sessionIdOf(sessionId)
-      const message = parseOrThrow(Id, messageId, 'message id')
-      await history.verb<'regenerate'>(id, () => ({ type: 'regenerate', messageId: message }))
-      signals.input(id)
-    }),
-
-    switchBranch: guard('switchBranch', async (sessionId, messageId) => {
-      const id = sessionIdOf(sessionId)
-      const message = parseOrThrow(Id, messageId, 'message id')
-      await history.verb<'switchBranch'>(id, () => ({ type: 'switchBranch', messageId: message }))
-    }),
-
-    compact: guard('compact', async (sessionId, request = {}) => {
-      const id = sessionIdOf(sessionId)
-      const { throughSeq, summary, id: givenId } = parseOrThrow(CompactRequest, request, 'compact request')
-      const summaryId = givenId ?? nanoid()
-      if (summary === undefined) {
-        // The provider writes it, outside any transaction, for the head read here; the commit
-        // below is refused (`conflict`) when the head moved meanwhile, so a compaction that is
-        // aborted, fails or is overtaken never changes the context (docs/decisions/0033).
-        if ((await turnState(id)).openTurn !== null) await runner.get().stopTurn(id)
-        const source = await history.compactionSource(id, throughSeq)
-        const written = await runner.get().summarize(id, source.rows)
-        return history.verb<'compact'>(id, async () => {
-          const [owner] = await idOwners(db, [summaryId])
-          return {
-            type: 'compact',
-            summary: written.usage
-              ? { id: summaryId, ...written, usage: written.usage }
-              : { id: summaryId, text: written.text },
-            throughId: source.throughId,
-            expectedHead: source.expectedHead,
-            owner,
-          }
-        })
-      }
-      return history.verb<'compact'>(id, async ({ tree }) => {
-        // The last row of the compactable path at or below throughSeq (all of it by default).
-        const candidates = compactableIds(tree).filter(
-          (rowId) => throughSeq === undefined || nodeOf(tree, rowId)!.seq <= throughSeq,
-        )
-        const throughId = candidates[candidates.length - 1]
-        if (throughId === undefined && headOf(tree) !== null) {
-          throw new SessionlineError(
-            'invalid_input',
-            `no row at or below seq ${throughSeq} can be compacted: it lies before the path's last summary`,
-            { throughSeq },
-          )
-        }
-        const [owner] = await idOwners(db, [summaryId])
-        return {
-          type: 'compact',
-          summary: { id: summaryId, text: summary },
-          throughId,
-          expectedHead: headOf(tree),
-          owner,
-        }
-      })
-    }),
-
-    context: guard('context', async (sessionId) => history.context(sessionIdOf(sessionId))),
-
-    fork: guard('fork', async (sessionId, request = {}) => {
-      const id = sessionIdOf(sessionId)
-      const { throughSeq, title, id: forkId } = parseOrThrow(ForkRequest, request, 'fork request')
-      return history.fork(id, { throughSeq, title, id: forkId ?? nanoid() })
-    }),
+    rewind: guard('rewind', verbs.rewind),
+    resend: guard('resend', verbs.resend),
+    regenerate: guard('regenerate', verbs.regenerate),
+    switchBranch: guard('switchBranch', verbs.switchBranch),
+    compact: guard('compact', verbs.compact),
+    context: guard('context', verbs.context),
+    fork: guard('fork', verbs.fork),
 
     events: guard('events', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
