@@ -1,4 +1,6 @@
 import {
+  type AttachmentUrls,
+  attachmentUrls,
   connect,
   type Delivery,
   describeSkipped,
@@ -19,7 +21,7 @@ import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
-import { releaseAttachmentUrls, setAttachmentSource } from './ui/row'
+import { refreshAttachmentImages, setAttachmentUrls } from './ui/row'
 import { SearchBox } from './ui/search'
 import { SessionList } from './ui/session-list'
 import { describeProvider, initialProvider, SettingsDialog } from './ui/settings'
@@ -35,12 +37,12 @@ const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
 // --- the library: one worker owns the database, the page only renders snapshots ---
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
 const client = connect(worker)
-// Images of file parts are read from the engine: they outlive the page that pasted them.
-setAttachmentSource((attachmentId) => client.attachment(attachmentId))
 
 let provider = initialProvider(new URLSearchParams(location.search))
 let sessions: SessionInfo[] = []
 let view: SessionView | undefined
+/** Object URLs of the open view's images, read from the engine (they outlive the page that pasted them). */
+let urls: AttachmentUrls | undefined
 let unsubscribe: (() => void) | undefined
 /** Turn whose rows a rail jump is loading. */
 let jumpingTurn: number | undefined
@@ -113,7 +115,8 @@ function isRunning(snapshot: TimelineSnapshot): boolean {
 }
 
 // --- components ---
-const transcript = new Transcript($('#transcript-host'), {
+const transcriptHost = $('#transcript-host')
+const transcript = new Transcript(transcriptHost, {
   loadOlder: () => void view?.loadOlder().catch(report('Could not load older messages')),
   onScroll: schedule,
   retry: (input) =>
@@ -345,12 +348,15 @@ async function openSession(id: string, reopen = false): Promise<void> {
   if (view?.sessionId === id && !reopen) return
   unsubscribe?.()
   view?.dispose()
+  urls?.dispose()
   transcript.reset()
-  releaseAttachmentUrls()
   jumpingTurn = undefined
   const opened = client.open(id, { includeInactive: showSuperseded.checked })
   view = opened
   unsubscribe = opened.subscribe(schedule)
+  urls = attachmentUrls(opened, client)
+  urls.subscribe(() => refreshAttachmentImages(transcriptHost))
+  setAttachmentUrls(urls)
   const session = sessions.find((s) => s.id === id)
   sessionTitle.textContent = session?.title ?? 'Session'
   if (sessionIdFromUrl() !== id)
@@ -408,6 +414,9 @@ async function removeSession(session: SessionInfo): Promise<void> {
     unsubscribe?.()
     view.dispose()
     view = undefined
+    urls?.dispose()
+    urls = undefined
+    setAttachmentUrls(undefined)
     transcript.reset()
   }
   await client.deleteSession(session.id)
