@@ -227,18 +227,38 @@ const sessionList = new SessionList($('#session-list'), {
 /** Saves the session as a `sessionline` file; dropping it on the import zone restores it whole. */
 async function exportSession(session: SessionInfo): Promise<void> {
   const file = await client.exportSession(session.id)
-  const link = document.createElement('a')
-  link.href = URL.createObjectURL(file)
-  link.download = `${(session.title || 'session').replace(/[^\w .-]+/g, '_')}.sessionline.jsonl`
-  link.click()
-  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+  download(file, `${(session.title || 'session').replace(/[^\w .-]+/g, '_')}.sessionline.jsonl`)
 }
 
 const storagePanel = new StoragePanel($('#storage-panel'), {
   read: () => client.storage(),
   persist: () => client.persist(),
   titleOf: (id) => sessions.find((s) => s.id === id)?.title || 'Untitled',
+  exportAll: () => exportAllSessions().catch(report('Could not export the sessions')),
 })
+
+/**
+ * Saves every session in one file: their `sessionline` exports back to back, which an import
+ * restores all together or not at all (docs/decisions/0032, amendment).
+ */
+async function exportAllSessions(): Promise<void> {
+  const all = await client.listSessions()
+  if (all.length === 0) return showNotice('There are no sessions to export.')
+  const files: Blob[] = []
+  for (const session of all) files.push(await client.exportSession(session.id))
+  download(
+    new Blob(files, { type: 'application/jsonl' }),
+    `sessions-${new Date().toISOString().slice(0, 10)}.sessionline.jsonl`,
+  )
+}
+
+function download(file: Blob, name: string): void {
+  const link = document.createElement('a')
+  link.href = URL.createObjectURL(file)
+  link.download = name
+  link.click()
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+}
 // A database the browser emptied since the last visit is said so, not shown as an empty app.
 void client
   .storage()

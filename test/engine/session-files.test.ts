@@ -236,6 +236,79 @@ describe.each(engineKinds)('sessionline files %s', (_, makeEngine) => {
     }
   })
 
+  /** A second session, sharing the first one's file: 'export all' puts both in one file. */
+  async function secondExport(t: TestEngine) {
+    const { id } = await t.engine.createSession({ id: 's2', title: 'Maps' })
+    await t.engine.admit(id, {
+      id: 'in-3',
+      text: 'the same map',
+      attachments: [
+        { name: 'again.png', mediaType: 'image/png', data: new Blob([new Uint8Array([1, 2, 3])]) },
+      ],
+    })
+    return t.engine.exportSession(id)
+  }
+
+  test('several exports back to back import as all their sessions, each the same again', async () => {
+    const source = await makeEngine()
+    const t = await makeEngine()
+    try {
+      const first = await exported(source)
+      const second = await secondExport(source)
+      const info = await t.engine.importTranscript({ blob: new Blob([first, second]) })
+      expect(info).toEqual(await source.engine.getSession('s1')) // the first session answers
+      expect((await t.engine.listSessions()).map((s) => s.id).sort()).toEqual(['s1', 's2'])
+      expect(await bytesOf(await t.engine.exportSession('s1'))).toEqual(await bytesOf(first))
+      expect(await bytesOf(await t.engine.exportSession('s2'))).toEqual(await bytesOf(second))
+      // The shared file is stored once and outlives one of its sessions.
+      const stored = (await tablesOf(t.dbName)).attachments as unknown[]
+      expect(stored).toHaveLength(1)
+      await t.engine.deleteSession('s1')
+      const [part] = (await t.engine.pending('s2'))[0]?.attachments ?? []
+      expect(await bytesOf((await t.engine.attachment(part!.attachmentId)) as Blob)).toEqual(
+        new Uint8Array([1, 2, 3]),
+      )
+    } finally {
+      await source.close()
+      await t.close()
+    }
+  })
+
+  test('several exports: one bad, existing or repeated session refuses the whole file, writing nothing', async () => {
+    const source = await makeEngine()
+    const t = await makeEngine()
+    try {
+      const first = await exported(source)
+      const second = await secondExport(source)
+      const secondText = await second.text()
+      const cases: [string, Blob, string][] = [
+        [
+          'second changed',
+          new Blob([first, secondText.replace('the same map', 'another map')]),
+          'invalid_input',
+        ],
+        ['second truncated', new Blob([first, secondText.slice(0, -5)]), 'invalid_input'],
+        ['a stray line after both', new Blob([first, second, '{"kind":"session"}\n']), 'invalid_input'],
+        ['the same session twice', new Blob([first, second, first]), 'conflict'],
+      ]
+      const before = await tablesOf(t.dbName)
+      for (const [what, blob, code] of cases) {
+        expect((await failure(t.engine.importTranscript({ blob }))).code, what).toBe(code)
+        expect(await tablesOf(t.dbName), what).toEqual(before)
+      }
+      // The second session exists here: the first, new, is not written either.
+      await t.engine.importTranscript({ blob: second })
+      const withSecond = await tablesOf(t.dbName)
+      expect((await failure(t.engine.importTranscript({ blob: new Blob([first, second]) }))).code).toBe(
+        'conflict',
+      )
+      expect(await tablesOf(t.dbName)).toEqual(withSecond)
+    } finally {
+      await source.close()
+      await t.close()
+    }
+  })
+
   test('markdown renders the visible path with files by name', async () => {
     const t = await makeEngine()
     try {
