@@ -35,8 +35,18 @@ const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
 }
 
 // --- the library: one worker owns the database, the page only renders snapshots ---
-const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
-const client = connect(worker)
+// Given a factory, the client replaces a worker that dies (the browser may end one at any time):
+// views re-open and inputs it never acknowledged are sent again.
+let worker: Worker | undefined
+let workersStarted = 0
+const client = connect(() => {
+  workersStarted++
+  worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
+  worker.addEventListener('error', (event) =>
+    showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
+  )
+  return worker
+})
 
 let provider = initialProvider(new URLSearchParams(location.search))
 let sessions: SessionInfo[] = []
@@ -55,9 +65,6 @@ function showNotice(message: string | undefined): void {
 }
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 const report = (what: string) => (error: unknown) => showNotice(`${what}: ${messageOf(error)}`)
-worker.addEventListener('error', (event) =>
-  showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
-)
 
 // --- rendering: state changes only schedule; one render per animation frame ---
 let frame = 0
@@ -550,13 +557,24 @@ async function start(): Promise<void> {
 // and the open session's id. The library itself exposes nothing on `window`.
 declare global {
   interface Window {
-    __sessionline?: { client: typeof client; readonly sessionId: string | undefined }
+    __sessionline?: {
+      client: typeof client
+      readonly sessionId: string | undefined
+      /** Ends the worker as a browser would (no event); the client starts a fresh one. */
+      killWorker(): void
+      /** Workers started so far. */
+      readonly workers: number
+    }
   }
 }
 window.__sessionline = {
   client,
   get sessionId() {
     return view?.sessionId
+  },
+  killWorker: () => worker?.terminate(),
+  get workers() {
+    return workersStarted
   },
 }
 
