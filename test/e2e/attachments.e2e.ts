@@ -103,6 +103,16 @@ describe('attachments in the playground (Chromium)', () => {
   test('the worker killed: a shown image stays, one sent to the dead worker arrives, both come back from IndexedDB and after a reload', async () => {
     const { page } = await start('?wordDelayMs=0&toolRate=0')
     await waitReady(page)
+    // Revoked URLs are noted (fetching one to find out would log an error).
+    await page.evaluate(() => {
+      const revoke = URL.revokeObjectURL.bind(URL)
+      const noted: string[] = []
+      ;(window as { revoked?: string[] }).revoked = noted
+      URL.revokeObjectURL = (url) => {
+        noted.push(url)
+        revoke(url)
+      }
+    })
     await newSession(page)
     await pasteImage(page)
     await page.fill('#composer-input', 'before the kill')
@@ -148,6 +158,8 @@ describe('attachments in the playground (Chromium)', () => {
       { timeout: 20_000 },
     )
     await renderedImages(page, 2)
+    const revoked = await page.evaluate(() => (window as { revoked?: string[] }).revoked ?? [])
+    expect(revoked).toEqual(expect.arrayContaining(before))
     await page.reload()
     await waitReady(page)
     await renderedImages(page, 2)
