@@ -87,8 +87,8 @@ test('a URL per attachment in the window, made once its bytes are read, whose by
   const a = png(1)
   const b = png(2, 2)
   const view = await twoTurns(a, b)
-  const urls = attachmentUrls(view, page!.client)
   const [idA, idB] = [await idOf(a), await idOf(b)]
+  const urls = attachmentUrls(view, page!.client)
   expect(urls.get(idA)).toBeUndefined() // still reading
   await whenUrls(urls, () => urls.get(idA) !== undefined && urls.get(idB) !== undefined)
   expect(made).toEqual(expect.arrayContaining([urls.get(idA), urls.get(idB)]))
@@ -184,5 +184,65 @@ test('dispose revokes every URL, even one whose bytes arrive afterwards, and tel
   late.dispose()
   await page!.client.attachment(idB) // a read sent after theirs: they have answered
   expect(made).toHaveLength(before)
+  view.dispose()
+})
+
+test('a queued input’s file gets a URL once the engine stored it, revoked when the input is cancelled', async () => {
+  page = await openPage()
+  const { id } = await page.client.createSession({ title: 'queue' })
+  await page.engine.admit(id, { id: 'busy', text: 'running turn' })
+  await page.engine.promote(id, 'settled') // a turn is open: the next input waits in the queue
+  const view = page.client.open(id)
+  await until(view, (s) => s.status === 'ready')
+  const urls = attachmentUrls(view, page.client, { gcTime: 0 })
+  const image = png(5, 5, 5)
+  const attachmentId = await idOf(image)
+  const receipt = await view.admit('later', {
+    id: 'q1',
+    delivery: 'queue',
+    attachments: [{ name: 'later.png', mediaType: 'image/png', data: image }],
+  })
+  expect(receipt.attachments?.[0]?.attachmentId).toBe(attachmentId)
+  await until(view, (s) => s.queued.some((input) => input.id === 'q1' && input.state === 'pending'))
+  await whenUrls(urls, () => urls.get(attachmentId) !== undefined)
+  const url = urls.get(attachmentId)
+  await view.cancel('q1')
+  await until(view, (s) => !s.queued.some((input) => input.id === 'q1'))
+  await whenUrls(urls, () => urls.get(attachmentId) === undefined)
+  expect(revoked).toEqual([url])
+  urls.dispose()
+  view.dispose()
+})
+
+test('bytes not stored, or a read that fails, give no URL and no error; a failed read is tried again', async () => {
+  const a = png(1)
+  const b = png(2)
+  const view = await twoTurns(a, b)
+  const [idA, idB] = [await idOf(a), await idOf(b)]
+  const asked: string[] = []
+  let failB = true
+  const urls = attachmentUrls(
+    view,
+    {
+      async attachment(attachmentId) {
+        asked.push(attachmentId)
+        if (attachmentId === idA) return undefined // not stored
+        if (failB) throw new Error('worker gone')
+        return page!.client.attachment(attachmentId)
+      },
+    },
+    { gcTime: 0 },
+  )
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  expect([urls.get(idA), urls.get(idB)]).toEqual([undefined, undefined])
+  expect(made).toEqual([])
+  // The next snapshot (here: a pending input shown) reads the failed one again, not the absent one.
+  failB = false
+  view.admit('one more', { delivery: 'queue' }).catch(() => undefined)
+  await whenUrls(urls, () => urls.get(idB) !== undefined)
+  expect(asked.filter((x) => x === idB)).toHaveLength(2)
+  expect(asked.filter((x) => x === idA)).toHaveLength(1)
+  expect(urls.get(idA)).toBeUndefined()
+  urls.dispose()
   view.dispose()
 })
