@@ -102,18 +102,20 @@ export function attachmentUrls(
   }
 
   function read(id: string, entry: Entry): void {
-    source
-      .attachment(id)
-      .then((blob) => {
-        // Collected (or disposed) while reading: the bytes are not wanted any more.
-        if (entries.get(id) !== entry || disposed || blob === undefined) return
+    // Unreadable now (a worker restarting): the entry goes, so the next snapshot naming it reads again.
+    const forget = () => {
+      if (entries.get(id) === entry) entries.delete(id)
+    }
+    source.attachment(id).then((blob) => {
+      // Collected (or disposed) while reading: the bytes are not wanted any more.
+      if (entries.get(id) !== entry || disposed || blob === undefined) return
+      try {
         entry.url = URL.createObjectURL(blob)
-        notify()
-      })
-      .catch(() => {
-        // Unreadable now (a worker restarting): the entry goes, so the row's next appearance reads again.
-        if (entries.get(id) === entry) entries.delete(id)
-      })
+      } catch {
+        return forget()
+      }
+      notify()
+    }, forget)
   }
 
   /** Brings the entries in line with the current snapshot: observers come and go synchronously. */
