@@ -1,4 +1,6 @@
 import {
+  type AttachmentUrls,
+  attachmentUrls,
   connect,
   type Delivery,
   describeSkipped,
@@ -19,7 +21,7 @@ import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
-import { releaseAttachmentUrls, setAttachmentSource } from './ui/row'
+import { refreshAttachmentImages, setAttachmentUrls } from './ui/row'
 import { SearchBox } from './ui/search'
 import { SessionList } from './ui/session-list'
 import { describeProvider, initialProvider, SettingsDialog } from './ui/settings'
@@ -33,14 +35,24 @@ const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
 }
 
 // --- the library: one worker owns the database, the page only renders snapshots ---
-const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
-const client = connect(worker)
-// Images of file parts are read from the engine: they outlive the page that pasted them.
-setAttachmentSource((attachmentId) => client.attachment(attachmentId))
+// Given a factory, the client replaces a worker that dies (the browser may end one at any time):
+// views re-open and inputs it never acknowledged are sent again.
+let worker: Worker | undefined
+let workersStarted = 0
+const client = connect(() => {
+  workersStarted++
+  worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
+  worker.addEventListener('error', (event) =>
+    showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
+  )
+  return worker
+})
 
 let provider = initialProvider(new URLSearchParams(location.search))
 let sessions: SessionInfo[] = []
 let view: SessionView | undefined
+/** Object URLs of the open view's images, read from the engine (they outlive the page that pasted them). */
+let urls: AttachmentUrls | undefined
 let unsubscribe: (() => void) | undefined
 /** Turn whose rows a rail jump is loading. */
 let jumpingTurn: number | undefined
@@ -53,9 +65,6 @@ function showNotice(message: string | undefined): void {
 }
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 const report = (what: string) => (error: unknown) => showNotice(`${what}: ${messageOf(error)}`)
-worker.addEventListener('error', (event) =>
-  showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
-)
 
 // --- rendering: state changes only schedule; one render per animation frame ---
 let frame = 0
@@ -113,7 +122,8 @@ function isRunning(snapshot: TimelineSnapshot): boolean {
 }
 
 // --- components ---
-const transcript = new Transcript($('#transcript-host'), {
+const transcriptHost = $('#transcript-host')
+const transcript = new Transcript(transcriptHost, {
   loadOlder: () => void view?.loadOlder().catch(report('Could not load older messages')),
   onScroll: schedule,
   retry: (input) =>
@@ -224,18 +234,38 @@ const sessionList = new SessionList($('#session-list'), {
 /** Saves the session as a `sessionline` file; dropping it on the import zone restores it whole. */
 async function exportSession(session: SessionInfo): Promise<void> {
   const file = await client.exportSession(session.id)
-  const link = document.createElement('a')
-  link.href = URL.createObjectURL(file)
-  link.download = `${(session.title || 'session').replace(/[^\w .-]+/g, '_')}.sessionline.jsonl`
-  link.click()
-  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+  download(file, `${(session.title || 'session').replace(/[^\w .-]+/g, '_')}.sessionline.jsonl`)
 }
 
 const storagePanel = new StoragePanel($('#storage-panel'), {
   read: () => client.storage(),
   persist: () => client.persist(),
   titleOf: (id) => sessions.find((s) => s.id === id)?.title || 'Untitled',
+  exportAll: () => exportAllSessions().catch(report('Could not export the sessions')),
 })
+
+/**
+ * Saves every session in one file: their `sessionline` exports back to back, which an import
+ * restores all together or not at all (docs/decisions/0032, amendment).
+ */
+async function exportAllSessions(): Promise<void> {
+  const all = await client.listSessions()
+  if (all.length === 0) return showNotice('There are no sessions to export.')
+  const files: Blob[] = []
+  for (const session of all) files.push(await client.exportSession(session.id))
+  download(
+    new Blob(files, { type: 'application/jsonl' }),
+    `sessions-${new Date().toISOString().slice(0, 10)}.sessionline.jsonl`,
+  )
+}
+
+function download(file: Blob, name: string): void {
+  const link = document.createElement('a')
+  link.href = URL.createObjectURL(file)
+  link.download = name
+  link.click()
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+}
 // A database the browser emptied since the last visit is said so, not shown as an empty app.
 void client
   .storage()
@@ -345,12 +375,15 @@ async function openSession(id: string, reopen = false): Promise<void> {
   if (view?.sessionId === id && !reopen) return
   unsubscribe?.()
   view?.dispose()
+  urls?.dispose()
   transcript.reset()
-  releaseAttachmentUrls()
   jumpingTurn = undefined
   const opened = client.open(id, { includeInactive: showSuperseded.checked })
   view = opened
   unsubscribe = opened.subscribe(schedule)
+  urls = attachmentUrls(opened, client)
+  urls.subscribe(() => refreshAttachmentImages(transcriptHost))
+  setAttachmentUrls(urls)
   const session = sessions.find((s) => s.id === id)
   sessionTitle.textContent = session?.title ?? 'Session'
   if (sessionIdFromUrl() !== id)
@@ -408,6 +441,9 @@ async function removeSession(session: SessionInfo): Promise<void> {
     unsubscribe?.()
     view.dispose()
     view = undefined
+    urls?.dispose()
+    urls = undefined
+    setAttachmentUrls(undefined)
     transcript.reset()
   }
   await client.deleteSession(session.id)
@@ -523,13 +559,24 @@ async function start(): Promise<void> {
 // and the open session's id. The library itself exposes nothing on `window`.
 declare global {
   interface Window {
-    __sessionline?: { client: typeof client; readonly sessionId: string | undefined }
+    __sessionline?: {
+      client: typeof client
+      readonly sessionId: string | undefined
+      /** Ends the worker as a browser would (no event); the client starts a fresh one. */
+      killWorker(): void
+      /** Workers started so far. */
+      readonly workers: number
+    }
   }
 }
 window.__sessionline = {
   client,
   get sessionId() {
     return view?.sessionId
+  },
+  killWorker: () => worker?.terminate(),
+  get workers() {
+    return workersStarted
   },
 }
 

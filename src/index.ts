@@ -8,6 +8,8 @@
  */
 
 export * from './client/activity'
+export type { AttachmentSource, AttachmentUrlOptions, AttachmentUrls } from './client/attachment-urls'
+export { attachmentUrls, shownAttachmentIds } from './client/attachment-urls'
 export type { ConnectOptions, ConnectTarget, WorkerFactory, WorkerStart } from './client/connect'
 export { connect } from './client/connect'
 export type { ViewEngine } from './client/session-view'

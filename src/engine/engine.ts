@@ -44,7 +44,7 @@ import {
   PromoteMode,
   WatchOptions,
 } from '../schema/requests'
-import { CreateSessionRequest } from '../schema/session'
+import { CreateSessionRequest, type SessionInfo } from '../schema/session'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { readAttachment, storeAttachments } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
@@ -778,11 +778,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         parseOrThrow(ImportRequest, request, 'importTranscript request'),
       )
       if (restored) {
-        const info = await importSessionline(db, restored, putFolds)
-        notes.post({ sessionId: info.id, rev: 1 })
-        searchIndex.refresh(info.id)
+        const infos = await importSessionline(db, restored, putFolds)
+        for (const info of infos) {
+          notes.post({ sessionId: info.id, rev: 1 })
+          searchIndex.refresh(info.id)
+        }
         noteSessions()
-        return info
+        return infos[0] as SessionInfo
       }
       const written = await importTranscriptInto(db, request, now)
       await importedChanged(written)

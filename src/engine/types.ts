@@ -179,7 +179,9 @@ export interface Engine {
   /**
    * Import: stores a Pi, Claude Code or Codex session file (importing it again updates it in
    * place), or a `sessionline` export, restored as the same native session (a `conflict` if that
-   * session exists).
+   * session exists). A `sessionline` file of several exports back to back (every session's
+   * export concatenated: "export all") restores them all in one transaction or none, and
+   * answers the first.
    */
   importTranscript(request: ImportRequest): Promise<SessionInfo>
 
