@@ -1,0 +1,239 @@
+/**
+ * The small owners a session view is built from, each on its own: the epoch (one AbortSignal
+ * per load), the link to the worker (admits that wait for a fresh one) and the outline loader
+ * (one read at a time, stale answers dropped), driven by plain functions instead of an engine.
+ */
+import { describe, expect, test } from 'vitest'
+import { Epoch } from '../../src/client/epoch'
+import { OutlineLoader } from '../../src/client/outline-loader'
+import { createSessionView } from '../../src/client/session-view'
+import { ViewLink } from '../../src/client/view-link'
+import { initialViewState, reduceView, type ViewState } from '../../src/client/view-state'
+import { SessionlineError } from '../../src/schema/errors'
+import type { OutlineSlice, TurnOutlineEntry } from '../../src/schema/session'
+import { inProcessEngine } from '../support/engines'
+
+/** A promise and its resolvers, to answer a call when the test says so. */
+function deferred<T>() {
+  let resolve!: (value: T) => void
+  let reject!: (error: unknown) => void
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
+const gone = () => new SessionlineError('worker_gone', 'the worker died')
+
+describe('the epoch', () => {
+  test('a reset aborts the signal of every earlier load; the new one is live', () => {
+    const epoch = new Epoch()
+    const first = epoch.signal
+    const second = epoch.reset()
+    expect(first.aborted).toBe(true)
+    expect(second.aborted).toBe(false)
+    expect(epoch.signal).toBe(second)
+    expect(epoch.ended).toBe(false)
+  })
+
+  test('after end every signal, current or later, is aborted', () => {
+    const epoch = new Epoch()
+    const current = epoch.signal
+    epoch.end()
+    expect(current.aborted).toBe(true)
+    expect(epoch.ended).toBe(true)
+    expect(epoch.reset().aborted).toBe(true)
+  })
+})
+
+describe('the view link', () => {
+  test('a call that met a dead worker is sent again once a fresh one answers', async () => {
+    const link = new ViewLink()
+    const answers = [deferred<string>(), deferred<string>()]
+    let calls = 0
+    const sent = link.retrying(
+      () => answers[calls++]!.promise,
+      () => false,
+    )
+    expect(link.lost()).toBe(true)
+    answers[0]!.reject(gone())
+    await Promise.resolve()
+    expect(calls).toBe(1) // waits for the fresh worker
+    expect(link.back()).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(calls).toBe(2)
+    answers[1]!.resolve('receipt')
+    await expect(sent).resolves.toBe('receipt')
+  })
+
+  test('waiting calls fail with the reason once no worker will answer', async () => {
+    const link = new ViewLink()
+    link.lost()
+    const sent = link.retrying(
+      () => Promise.reject(gone()),
+      () => false,
+    )
+    const failure = new SessionlineError('worker_gone', 'gave up after 3 restarts')
+    await Promise.resolve()
+    expect(link.failed(failure)).toBe(true)
+    expect(link.failed(failure)).toBe(false)
+    await expect(sent).rejects.toBe(failure)
+  })
+
+  test('other errors, a live link or a caller that stopped caring fail at once', async () => {
+    const link = new ViewLink()
+    const refused = new SessionlineError('invalid_input', 'no')
+    await expect(
+      link.retrying(
+        () => Promise.reject(refused),
+        () => false,
+      ),
+    ).rejects.toBe(refused)
+    const died = gone()
+    await expect(
+      link.retrying(
+        () => Promise.reject(died),
+        () => false,
+      ),
+    ).rejects.toBe(died) // up: not waiting
+    link.lost()
+    await expect(
+      link.retrying(
+        () => Promise.reject(died),
+        () => true,
+      ),
+    ).rejects.toBe(died)
+  })
+
+  test('close fails waiting calls and keeps the state', async () => {
+    const link = new ViewLink()
+    link.lost()
+    const sent = link.retrying(
+      () => Promise.reject(gone()),
+      () => false,
+    )
+    await Promise.resolve()
+    const disposed = new SessionlineError('aborted', 'disposed')
+    link.close(disposed)
+    await expect(sent).rejects.toBe(disposed)
+    expect(link.state).toBe('down')
+  })
+})
+
+const entry = (turn: number): TurnOutlineEntry => ({
+  turn,
+  seq: turn * 10,
+  prompt: `q${turn}`,
+  response: `a${turn}`,
+})
+const outlineSlice = (start: number, end: number, headSeq = 100): OutlineSlice => ({
+  headSeq,
+  total: end,
+  start,
+  entries: Array.from({ length: end - start }, (_, i) => entry(start + i + 1)),
+})
+
+/** A loader over a plain state, with its outline reads answered by hand. */
+function loaderOver(loadedFrom: number, total: number) {
+  let state: ViewState = reduceView(initialViewState({ includeInactive: false }), {
+    type: 'opened',
+    page: { messages: [], baseSeq: 0, headSeq: 100, hasOlder: false },
+    outline: outlineSlice(loadedFrom, total),
+  })
+  const epoch = new Epoch()
+  const reads: { start: number; end: number; answer: ReturnType<typeof deferred<OutlineSlice>> }[] = []
+  const loader = new OutlineLoader({
+    state: () => state,
+    opening: () => undefined,
+    epoch,
+    read(start, end) {
+      const answer = deferred<OutlineSlice>()
+      reads.push({ start, end, answer })
+      return answer.promise
+    },
+    prepend(slice, end) {
+      state = reduceView(state, { type: 'outlineOlder', slice, end })
+    },
+  })
+  return { loader, reads, epoch, state: () => state }
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0))
+
+describe('the outline loader', () => {
+  test('concurrent calls share one read; a call for further back reads the rest after it', async () => {
+    const { loader, reads, state } = loaderOver(50, 60)
+    const near = loader.loadFrom(40)
+    const same = loader.loadFrom(40)
+    const far = loader.loadFrom(10)
+    await tick()
+    expect(reads.map(({ start, end }) => [start, end])).toEqual([[40, 50]])
+    reads[0]!.answer.resolve(outlineSlice(40, 50))
+    await near
+    await same
+    await tick()
+    expect(state().outline.start).toBe(40)
+    expect(reads.map(({ start, end }) => [start, end])).toEqual([
+      [40, 50],
+      [10, 40],
+    ])
+    reads[1]!.answer.resolve(outlineSlice(10, 40))
+    await far
+    expect(state().outline.start).toBe(10)
+    expect(state().outline.all.map((e) => e.turn)).toEqual(Array.from({ length: 50 }, (_, i) => i + 11))
+  })
+
+  test('an answer of an earlier epoch is dropped, and the call reads again in the new one', async () => {
+    const { loader, reads, epoch, state } = loaderOver(50, 60)
+    const loading = loader.loadFrom(0)
+    await tick()
+    epoch.reset() // a reload: what was asked before it may no longer fit
+    reads[0]!.answer.resolve({ ...outlineSlice(0, 50), entries: [entry(99)] })
+    await tick()
+    expect(state().outline.start).toBe(50)
+    expect(reads.map(({ start, end }) => [start, end])).toEqual([
+      [0, 50],
+      [0, 50],
+    ])
+    reads[1]!.answer.resolve(outlineSlice(0, 50))
+    await loading
+    expect(state().outline.start).toBe(0)
+    expect(state().outline.all[0]).toEqual(entry(1))
+  })
+
+  test('a disposed view stops loading its outline', async () => {
+    const { loader, reads, epoch, state } = loaderOver(50, 60)
+    const loading = loader.loadFrom(0)
+    await tick()
+    epoch.end()
+    reads[0]!.answer.resolve(outlineSlice(0, 50))
+    await loading
+    expect(state().outline.start).toBe(50)
+    expect(reads).toHaveLength(1)
+  })
+
+  test('a read that brings less than asked stops the call instead of asking again', async () => {
+    const { loader, reads, state } = loaderOver(50, 60)
+    const loading = loader.loadFrom(0)
+    await tick()
+    reads[0]!.answer.resolve({ ...outlineSlice(0, 50), entries: [entry(1)] })
+    await loading
+    expect(state().outline.start).toBe(50)
+    expect(reads).toHaveLength(1)
+  })
+})
+
+describe('the public view', () => {
+  test('carries no connection hooks: connect gets them apart', async () => {
+    const { engine, close } = await inProcessEngine()
+    try {
+      const view = createSessionView(engine, 's')
+      expect(Object.keys(view)).not.toEqual(expect.arrayContaining(['connectionLost']))
+      expect('reconnected' in view || 'connectionFailed' in view).toBe(false)
+      view.dispose()
+    } finally {
+      await close()
+    }
+  })
+})
