@@ -47,12 +47,15 @@ import {
 } from '../schema/requests'
 import type { SessionInfo } from '../schema/session'
 import { Epoch } from './epoch'
-import { FrameQueue, type FrameScheduler } from './frame-queue'
+import type { FrameScheduler } from './frame-queue'
 import { Inbox } from './inbox'
 import { createJump, type Jump } from './jump'
+import { LateRows } from './late-rows'
 import { OutlineLoader } from './outline-loader'
+import { RowRereads } from './row-rereads'
 import { createStore, type Store } from './store'
 import type { GapEnd, OpenOptions, SessionView, TimelineFile, TimelineSnapshot } from './types'
+import { ViewFeed } from './view-feed'
 import { ViewLink } from './view-link'
 import { createSnapshots, gapKey } from './view-snapshot'
 import {
@@ -147,23 +150,13 @@ class LiveSessionView {
   readonly #inbox = new Inbox()
   readonly #epoch = new Epoch()
   readonly #link = new ViewLink()
-  readonly #frames: FrameQueue<SessionChange>
+  readonly #feed: ViewFeed
   readonly #outlines: OutlineLoader
   readonly #jump: Jump
   readonly #onDispose: (() => void) | undefined
 
-  /** Changes that arrive while a (re)load reads; applied on top of what it read (undefined: none reads). */
-  #buffered: SessionChange[] | undefined = []
-  #unsubscribe: Unsubscribe | undefined
-  /** Rows that changed outside the window while pages were on their way, and how many pages are. */
-  readonly #late = new Map<string, { message: SessionMessage; headSeq: number }>()
-  #readsInFlight = 0
-  /**
-   * Rows being read again because an append did not continue the version shown, by seq: the
-   * head of the newest durable change that reached the row meanwhile (0: none), and whether
-   * another append missed it meanwhile.
-   */
-  readonly #rereading = new Map<number, { touchedAt: number; missedAgain: boolean }>()
+  readonly #late = new LateRows()
+  readonly #rereads: RowRereads
   /** Admits on their way, by input id. */
   readonly #admitting = new Map<string, Promise<InputReceipt>>()
   /**
@@ -182,13 +175,29 @@ class LiveSessionView {
     this.#onDispose = hooks.onDispose
     this.#state = initialViewState({ includeInactive: options.includeInactive ?? false })
     this.#store = createStore(this.#toSnapshot(this.#state))
-    this.#frames = new FrameQueue((changes) => this.#batch(() => this.#applyChanges(changes)), hooks.frames)
+    this.#feed = new ViewFeed(
+      sessionId,
+      this.#epoch,
+      (changes) => this.#batch(() => this.#applyChanges(changes)),
+      hooks.frames,
+    )
     this.#outlines = new OutlineLoader({
       state: () => this.#state,
       opening: () => this.#opening(),
       epoch: this.#epoch,
       read: (start, end) => engine.outline(sessionId, { start, end }),
       prepend: (slice, end) => this.#dispatch({ type: 'outlineOlder', slice, end }),
+    })
+    this.#rereads = new RowRereads({
+      read: (seq) =>
+        engine.page(sessionId, {
+          afterSeq: seq - 1,
+          limit: 1,
+          includeInactive: this.#state.filter.includeInactive,
+        }),
+      epoch: this.#epoch,
+      replace: (seq, messages) => this.#dispatch({ type: 'reread', seq, messages }),
+      fail: (error) => this.#softError(error),
     })
     this.#jump = createJump({
       pager: {
@@ -260,15 +269,9 @@ class LiveSessionView {
 
   // ---- the feed ----
 
-  readonly #onChange = (change: SessionChange): void => {
-    if (this.#epoch.ended || change.sessionId !== this.sessionId) return
-    if (this.#buffered !== undefined) this.#buffered.push(change)
-    else this.#frames.push(change)
-  }
-
   /** Applies the changes waiting for a frame (whoever publishes shows them). */
   #applyQueued(): void {
-    const changes = this.#frames.take()
+    const changes = this.#feed.take()
     if (changes.length > 0) this.#applyChanges(changes)
   }
 
@@ -277,8 +280,8 @@ class LiveSessionView {
     const owned = new WeakSet<readonly MessageRow[]>()
     for (const [i, change] of changes.entries()) {
       // A reset began a reload: what follows it waits for the reload's reads, as it would have.
-      if (this.#buffered !== undefined) {
-        this.#buffered.push(...changes.slice(i))
+      if (this.#feed.holding) {
+        this.#feed.hold(changes.slice(i))
         return
       }
       this.#applyChange(change, owned)
@@ -312,10 +315,9 @@ class LiveSessionView {
       change.appends,
     )
     this.#dispatch({ type: 'fed', window: applied.window })
-    if (change.durable && this.#rereading.size > 0) this.#touchRereading(change)
-    for (const seq of applied.mismatched) this.#rereadRow(seq)
-    if (this.#readsInFlight > 0 && change.durable)
-      for (const message of applied.outside) this.#late.set(message.id, { message, headSeq: change.headSeq })
+    this.#rereads.touch(change)
+    for (const seq of applied.mismatched) this.#rereads.reread(seq)
+    this.#late.note(change, applied.outside)
     this.#changeInbox((inbox) => {
       this.#settleUserRows(inbox, change.rows)
       for (const receipt of change.inputs)
@@ -358,11 +360,6 @@ class LiveSessionView {
     for (const message of messages) if (isUserRow(message)) inbox.settle(message.id)
   }
 
-  #stopWatching(): void {
-    this.#unsubscribe?.()
-    this.#unsubscribe = undefined
-  }
-
   // ---- loading ----
 
   /**
@@ -378,10 +375,9 @@ class LiveSessionView {
     let reported: ReadonlySet<string> = new Set()
     try {
       // Streamed text arrives as appends onto the rows this view holds (core/text-append).
-      const watching =
-        this.#unsubscribe === undefined
-          ? engine.watch(this.sessionId, this.#onChange, { textAppends: true })
-          : undefined
+      const watching = this.#feed.subscribed
+        ? undefined
+        : engine.watch(this.sessionId, this.#feed.listener, { textAppends: true })
       // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
       const floor = this.#openingFloor
       this.#openingFloor = undefined
@@ -401,7 +397,7 @@ class LiveSessionView {
           stop()
           return
         }
-        this.#unsubscribe = stop
+        this.#feed.subscribe(stop)
       }
       const [page, receipts, outline] = await reads
       if (signal.aborted) return
@@ -421,8 +417,7 @@ class LiveSessionView {
           inbox.replacePending(pending, reported)
         })
       }
-      const changes = this.#buffered ?? []
-      this.#buffered = undefined
+      const changes = this.#feed.release()
       if (this.#state.status === 'ready') for (const change of changes) this.#applyChange(change)
     })
     if (this.#state.status === 'ready') await this.#coverLoadedTurns().catch((e) => this.#softError(e))
@@ -430,7 +425,7 @@ class LiveSessionView {
 
   #reload(): Promise<void> {
     const signal = this.#epoch.reset()
-    this.#buffered ??= []
+    this.#feed.hold()
     return this.#read(signal)
   }
 
@@ -458,8 +453,7 @@ class LiveSessionView {
    */
   async #readInto(read: () => Promise<PageRead[]>): Promise<boolean> {
     const signal = this.#epoch.signal
-    this.#readsInFlight++
-    try {
+    return this.#late.during(async () => {
       const pages = await read()
       if (signal.aborted) return false
       let before = this.#state.window
@@ -467,62 +461,14 @@ class LiveSessionView {
         // Changes that arrived before the pages did go first, as they would have without a frame.
         this.#applyQueued()
         before = this.#state.window
-        this.#dispatch({ type: 'paged', pages, late: this.#late })
+        this.#dispatch({ type: 'paged', pages, late: this.#late.rows })
         this.#changeInbox((inbox) => {
           for (const { page } of pages) this.#settleUserRows(inbox, page.messages)
         })
       })
       await this.#coverLoadedTurns()
       return this.#state.window.known !== before.known
-    } finally {
-      if (--this.#readsInFlight === 0) this.#late.clear()
-    }
-  }
-
-  /** Notes which rows being read again `change` reached, so an older read cannot replace them. */
-  #touchRereading(change: SessionChange): void {
-    const touch = (seq: number) => {
-      const flight = this.#rereading.get(seq)
-      if (flight) flight.touchedAt = Math.max(flight.touchedAt, change.headSeq)
-    }
-    for (const message of change.rows) touch(message.seq)
-    for (const append of change.appends ?? []) touch(append.seq)
-  }
-
-  /**
-   * Reads one row again: the window holds a version of it that an append does not continue (a
-   * page brought it while the feed's appends were on their way). Until the read lands, later
-   * appends that do fit it keep extending what is shown.
-   */
-  #rereadRow(seq: number): void {
-    if (this.#epoch.ended) return
-    const inFlight = this.#rereading.get(seq)
-    if (inFlight) {
-      inFlight.missedAgain = true
-      return
-    }
-    const flight = { touchedAt: 0, missedAgain: false }
-    this.#rereading.set(seq, flight)
-    const signal = this.#epoch.signal
-    let again = false
-    const { includeInactive } = this.#state.filter
-    this.#engine
-      .page(this.sessionId, { afterSeq: seq - 1, limit: 1, includeInactive })
-      .then((page) => {
-        if (signal.aborted) return
-        // A change newer than this read reached the row meanwhile (its final version, say):
-        // the read must not take it back. If an append missed that version too, read again.
-        if (flight.touchedAt > page.headSeq) {
-          again = flight.missedAgain
-          return
-        }
-        this.#dispatch({ type: 'reread', seq, messages: page.messages })
-      })
-      .catch((e: unknown) => this.#softError(e))
-      .finally(() => {
-        this.#rereading.delete(seq)
-        if (again) this.#rereadRow(seq)
-      })
+    })
   }
 
   async #pageOf(ask: Ask): Promise<PageRead> {
@@ -876,9 +822,7 @@ class LiveSessionView {
     connectionLost: () => {
       if (this.#epoch.ended || !this.#link.lost()) return
       this.#epoch.reset() // answers of the dead worker no longer count
-      this.#frames.clear()
-      this.#buffered = []
-      this.#stopWatching()
+      this.#feed.stop(true) // the fresh worker's read subscribes again
       this.#dispatch({ type: 'reconnecting' })
     },
     reconnected: () => {
@@ -888,9 +832,7 @@ class LiveSessionView {
     connectionFailed: (failure) => {
       if (this.#epoch.ended || !this.#link.failed(failure)) return
       this.#epoch.reset()
-      this.#frames.clear()
-      this.#buffered = undefined
-      this.#stopWatching()
+      this.#feed.stop(false)
       this.#dispatch({ type: 'stopped', error: failure })
     },
   }
@@ -898,9 +840,7 @@ class LiveSessionView {
   dispose(): void {
     if (this.#epoch.ended) return
     this.#epoch.end()
-    this.#frames.clear()
-    this.#buffered = undefined
-    this.#stopWatching()
+    this.#feed.stop(false)
     this.#link.close(new SessionlineError('aborted', `the view of ${this.sessionId} was disposed`))
     this.#onDispose?.()
   }
