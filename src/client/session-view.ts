@@ -133,6 +133,16 @@ export interface ViewHooks {
 
 const isUserRow = (message: SessionMessage) => message.role === 'user'
 
+/** What the first read (or a reload's) brought, or why it failed. */
+type FirstRead =
+  | {
+      opened: Extract<ViewAction, { type: 'opened' }>
+      pending: readonly InputReceipt[]
+      /** Ids of the pending receipts the engine had reported before the read left. */
+      reported: ReadonlySet<string>
+    }
+  | { error: SessionlineError }
+
 /** A view's page read: what it asked, and the page. */
 type Ask = { beforeSeq?: number; afterSeq?: number; limit: number }
 
@@ -368,52 +378,22 @@ class LiveSessionView {
    * behind it, so they see at least what the changes continue from; the feed is buffering.
    */
   async #read(signal: AbortSignal): Promise<void> {
-    const engine = this.#engine
-    let opened: Extract<ViewAction, { type: 'opened' }> | undefined
-    let pending: readonly InputReceipt[] = []
-    let failure: SessionlineError | undefined
-    let reported: ReadonlySet<string> = new Set()
+    let read: FirstRead
     try {
-      // Streamed text arrives as appends onto the rows this view holds (core/text-append).
-      const watching = this.#feed.subscribed
-        ? undefined
-        : engine.watch(this.sessionId, this.#feed.listener, { textAppends: true })
-      // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
-      const floor = this.#openingFloor
-      this.#openingFloor = undefined
-      // What the engine reported before the read left: the read replaces that, not adds to it.
-      reported = this.#inbox.reportedIds()
-      const reads = Promise.all([
-        this.#firstRows(floor),
-        engine.pending(this.sessionId),
-        engine.outline(this.sessionId),
-      ])
-      if (watching) {
-        // A failed watch fails the reads too; only the watch's error is reported.
-        reads.catch(() => undefined)
-        const stop = await watching
-        // Disposed, or the worker was replaced meanwhile: the read of the fresh one subscribes.
-        if (signal.aborted) {
-          stop()
-          return
-        }
-        this.#feed.subscribe(stop)
-      }
-      const [page, receipts, outline] = await reads
-      if (signal.aborted) return
-      opened = { type: 'opened', page, readFrom: floor, outline }
-      pending = receipts
+      const answer = await this.#readFirst(signal)
+      if (answer === undefined) return
+      read = answer
     } catch (thrown) {
       if (signal.aborted) return
-      failure = asSessionlineError(thrown)
+      read = { error: asSessionlineError(thrown) }
     }
     this.#batch(() => {
-      if (opened === undefined) this.#dispatch({ type: 'stopped', error: failure! })
+      if ('error' in read) this.#dispatch({ type: 'stopped', error: read.error })
       else {
-        const { page } = opened
+        const { opened, pending, reported } = read
         this.#dispatch(opened)
         this.#changeInbox((inbox) => {
-          this.#settleUserRows(inbox, page.messages)
+          this.#settleUserRows(inbox, opened.page.messages)
           inbox.replacePending(pending, reported)
         })
       }
@@ -421,6 +401,39 @@ class LiveSessionView {
       if (this.#state.status === 'ready') for (const change of changes) this.#applyChange(change)
     })
     if (this.#state.status === 'ready') await this.#coverLoadedTurns().catch((e) => this.#softError(e))
+  }
+
+  /** Subscribes unless subscribed, then the three reads; undefined when the epoch moved on meanwhile. */
+  async #readFirst(signal: AbortSignal): Promise<FirstRead | undefined> {
+    const engine = this.#engine
+    // Streamed text arrives as appends onto the rows this view holds (core/text-append).
+    const watching = this.#feed.subscribed
+      ? undefined
+      : engine.watch(this.sessionId, this.#feed.listener, { textAppends: true })
+    const readFrom = this.#openingFloor
+    this.#openingFloor = undefined
+    // What the engine reported before the read left: the read replaces that, not adds to it.
+    const reported = this.#inbox.reportedIds()
+    // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
+    const reads = Promise.all([
+      this.#firstRows(readFrom),
+      engine.pending(this.sessionId),
+      engine.outline(this.sessionId),
+    ])
+    if (watching) {
+      // A failed watch fails the reads too; only the watch's error is reported.
+      reads.catch(() => undefined)
+      const stop = await watching
+      // Disposed, or the worker was replaced meanwhile: the read of the fresh one subscribes.
+      if (signal.aborted) {
+        stop()
+        return undefined
+      }
+      this.#feed.subscribe(stop)
+    }
+    const [page, pending, outline] = await reads
+    if (signal.aborted) return undefined
+    return { opened: { type: 'opened', page, readFrom, outline }, pending, reported }
   }
 
   #reload(): Promise<void> {
