@@ -46,4 +46,50 @@ describe('soft errors of a view', () => {
     expect(s.error).toMatchObject({ code: 'timeout', message: 'the outline read timed out' })
     view.dispose()
   })
+
+  test('a row read again that fails shows its error in the next snapshot, with nothing else changing', async () => {
+    served = await inProcessEngine()
+    const { engine } = served
+    await engine.createSession({ id: 's' })
+    await engine.append('s', [
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'step/start', data: { turn: 1, step: 1 } },
+      { type: 'assistant/start', data: { messageId: 'a', turn: 1, step: 1 } },
+      { type: 'assistant/delta', data: { messageId: 'a', text: 'one ' } },
+    ])
+    // The view's engine loses the first push carrying appends (the feed's first change of the
+    // row is whole, so that is the second delta's), and its read of the row again fails.
+    let dropped = false
+    let failedRead: Promise<unknown> | undefined
+    const failing: ViewEngine = {
+      ...engine,
+      watch: (sessionId, listener, options) =>
+        engine.watch(
+          sessionId,
+          (change) => {
+            if (change.appends?.length && !dropped) {
+              dropped = true
+              return
+            }
+            listener(change)
+          },
+          options,
+        ),
+      page: (sessionId, request) => {
+        if (request?.limit !== 1) return engine.page(sessionId, request)
+        failedRead = Promise.reject(new SessionlineError('timeout', 'the row read timed out'))
+        return failedRead as ReturnType<ViewEngine['page']>
+      },
+    }
+    const view = createSessionView(failing, 's')
+    await until(view, (s) => s.status === 'ready')
+    await engine.append('s', [{ type: 'assistant/delta', data: { messageId: 'a', text: 'two ' } }])
+    await engine.append('s', [{ type: 'assistant/delta', data: { messageId: 'a', text: 'three ' } }])
+    await engine.append('s', [{ type: 'assistant/delta', data: { messageId: 'a', text: 'four ' } }])
+    while (failedRead === undefined) await settle()
+    await failedRead.catch(() => undefined)
+    await settle()
+    expect(view.getSnapshot().error).toMatchObject({ code: 'timeout', message: 'the row read timed out' })
+    view.dispose()
+  })
 })
