@@ -147,7 +147,7 @@ type FirstRead =
 type Ask = { beforeSeq?: number; afterSeq?: number; limit: number }
 
 /** The view behind the public object: its state is private and changes only through `#dispatch`. */
-class LiveSessionView {
+class LiveSessionView implements SessionView {
   readonly sessionId: string
   readonly #engine: ViewEngine
   readonly #tail: number
@@ -157,7 +157,9 @@ class LiveSessionView {
   /** Depth of the `#batch` calls running: the outermost one publishes. */
   #depth = 0
 
-  readonly #inbox = new Inbox()
+  /** The inbox, changed only through `#changeInbox` (which publishes); read through `#inbox`. */
+  readonly #inboxOwner = new Inbox()
+  readonly #inbox: Pick<Inbox, 'isLocalOnly' | 'reportedIds'> = this.#inboxOwner
   readonly #epoch = new Epoch()
   readonly #link = new ViewLink()
   readonly #feed: ViewFeed
@@ -218,7 +220,7 @@ class LiveSessionView {
       },
       ready: () => this.#opening(),
       onBusy: (on) => this.#dispatch({ type: 'busy', on }),
-      onError: (error) => this.#dispatch({ type: 'failed', error }),
+      onError: (error) => this.#softError(error),
     })
     const opening = this.#epoch.signal
     this.#opened = Promise.resolve().then(() => {
@@ -262,8 +264,8 @@ class LiveSessionView {
   #changeInbox<T>(change: (inbox: Inbox) => T): T {
     let result!: T
     this.#batch(() => {
-      result = change(this.#inbox)
-      this.#dispatch({ type: 'inbox', inputs: this.#inbox.inputs() })
+      result = change(this.#inboxOwner)
+      this.#dispatch({ type: 'inbox', inputs: this.#inboxOwner.inputs() })
     })
     return result
   }
