@@ -6,12 +6,13 @@
 import { describe, expect, test } from 'vitest'
 import { Epoch } from '../../src/client/epoch'
 import { OutlineLoader } from '../../src/client/outline-loader'
-import { createSessionView } from '../../src/client/session-view'
+import { createSessionView, openSessionView } from '../../src/client/session-view'
 import { ViewLink } from '../../src/client/view-link'
 import { initialViewState, reduceView, type ViewState } from '../../src/client/view-state'
 import { SessionlineError } from '../../src/schema/errors'
 import type { OutlineSlice, TurnOutlineEntry } from '../../src/schema/session'
 import { inProcessEngine } from '../support/engines'
+import { until } from './harness'
 
 /** A promise and its resolvers, to answer a call when the test says so. */
 function deferred<T>() {
@@ -231,6 +232,38 @@ describe('the public view', () => {
       const view = createSessionView(engine, 's')
       expect(Object.keys(view)).not.toEqual(expect.arrayContaining(['connectionLost']))
       expect('reconnected' in view || 'connectionFailed' in view).toBe(false)
+      view.dispose()
+    } finally {
+      await close()
+    }
+  })
+})
+
+describe('a view on an injected frame clock', () => {
+  test('a feed change within a frame reaches the snapshot only when the frame ends', async () => {
+    const { engine, close } = await inProcessEngine()
+    try {
+      await engine.createSession({ id: 's' })
+      let now = 1_000
+      const timers: (() => void)[] = []
+      const frames = {
+        now: () => now,
+        setTimer: (run: () => void) => timers.push(run),
+        clearTimer: () => undefined,
+      }
+      const { view } = openSessionView(engine, 's', {}, { frames })
+      await until(view, (s) => s.status === 'ready')
+      await engine.admit('s', { id: 'first', text: 'one', delivery: 'queue' })
+      // After a quiet spell: at once.
+      await until(view, (s) => s.queued.some((input) => input.id === 'first'))
+      await engine.admit('s', { id: 'second', text: 'two', delivery: 'queue' })
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      // Within the frame (the clock has not moved): it waits for the frame's timer.
+      expect(view.getSnapshot().queued.map((input) => input.id)).toEqual(['first'])
+      expect(timers).toHaveLength(1)
+      now += 16
+      timers.shift()!()
+      expect(view.getSnapshot().queued.map((input) => input.id)).toEqual(['first', 'second'])
       view.dispose()
     } finally {
       await close()
