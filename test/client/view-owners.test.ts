@@ -1,15 +1,22 @@
 /**
  * The small owners a session view is built from, each on its own: the epoch (one AbortSignal
- * per load), the link to the worker (admits that wait for a fresh one) and the outline loader
- * (one read at a time, stale answers dropped), driven by plain functions instead of an engine.
+ * per load), the link to the worker (admits that wait for a fresh one), the outline loader (one
+ * read at a time, stale answers dropped), the feed, the late rows and the rows read again, driven
+ * by plain functions instead of an engine.
  */
 import { describe, expect, test } from 'vitest'
 import { Epoch } from '../../src/client/epoch'
+import { LateRows } from '../../src/client/late-rows'
 import { OutlineLoader } from '../../src/client/outline-loader'
+import { RowRereads } from '../../src/client/row-rereads'
 import { createSessionView, openSessionView } from '../../src/client/session-view'
+import { ViewFeed } from '../../src/client/view-feed'
 import { ViewLink } from '../../src/client/view-link'
 import { initialViewState, reduceView, type ViewState } from '../../src/client/view-state'
+import type { SessionChange } from '../../src/engine/types'
 import { SessionlineError } from '../../src/schema/errors'
+import type { SessionMessage } from '../../src/schema/messages'
+import type { MessagePage } from '../../src/schema/requests'
 import type { OutlineSlice, TurnOutlineEntry } from '../../src/schema/session'
 import { inProcessEngine } from '../support/engines'
 import { until } from './harness'
@@ -268,5 +275,163 @@ describe('a view on an injected frame clock', () => {
     } finally {
       await close()
     }
+  })
+})
+
+const change = (headSeq: number, rows: readonly SessionMessage[] = [], sessionId = 's'): SessionChange => ({
+  sessionId,
+  durable: true,
+  headSeq,
+  rows,
+  inputs: [],
+  views: {},
+})
+
+const row = (seq: number, text: string): SessionMessage => ({
+  id: `id-${seq}`,
+  sessionId: 's',
+  seq,
+  role: 'assistant',
+  turn: 1,
+  parts: [{ type: 'text', text }],
+  status: 'streaming',
+  visibility: 'visible',
+  createdAt: 0,
+  updatedAt: 0,
+})
+
+describe('the feed', () => {
+  /** A feed whose frames flush by hand (a clock that never moves past the first frame). */
+  function feedOf() {
+    const epoch = new Epoch()
+    const applied: number[][] = []
+    const timers = new Set<() => void>()
+    const feed = new ViewFeed('s', epoch, (changes) => applied.push(changes.map((c) => c.headSeq)), {
+      now: () => 0,
+      setTimer: (run) => timers.add(run) && run,
+      clearTimer: (timer) => timers.delete(timer as () => void),
+    })
+    return { feed, epoch, applied, timers }
+  }
+
+  test('holds changes while the first load reads, then hands them over in order; live ones go to the frames', () => {
+    const { feed, applied } = feedOf()
+    expect(feed.holding).toBe(true)
+    feed.listener(change(1))
+    feed.listener(change(2))
+    expect(applied).toEqual([])
+    expect(feed.release().map((c) => c.headSeq)).toEqual([1, 2])
+    feed.listener(change(3))
+    expect(applied).toEqual([[3]])
+  })
+
+  test('ignores other sessions, and everything once the epoch ended', () => {
+    const { feed, epoch } = feedOf()
+    feed.listener(change(1, [], 'other'))
+    epoch.end()
+    feed.listener(change(2))
+    expect(feed.release()).toEqual([])
+  })
+
+  test('stop unsubscribes and drops what waits; holding again for a fresh worker', () => {
+    const { feed, applied, timers } = feedOf()
+    feed.release()
+    let stopped = 0
+    feed.subscribe(() => stopped++)
+    expect(feed.subscribed).toBe(true)
+    feed.listener(change(1)) // flushed at once
+    feed.listener(change(2)) // waits for the frame
+    feed.stop(true)
+    expect(stopped).toBe(1)
+    expect(feed.subscribed).toBe(false)
+    expect(feed.take()).toEqual([])
+    expect(feed.holding).toBe(true)
+    expect(timers.size).toBe(0)
+    expect(applied).toEqual([[1]])
+    feed.stop(false)
+    expect(feed.holding).toBe(false)
+  })
+})
+
+describe('the late rows', () => {
+  test('are noted only while a page read runs, and dropped when the last one ends', async () => {
+    const late = new LateRows()
+    late.note(change(5, [row(2, 'before any read')]), [row(2, 'before any read')])
+    expect(late.rows.size).toBe(0)
+    const first = deferred<void>()
+    const second = deferred<void>()
+    const reading = [late.during(() => first.promise), late.during(() => second.promise)]
+    late.note(change(6, [row(2, 'new')]), [row(2, 'new')])
+    late.note({ ...change(7, [row(3, 'preview')]), durable: false }, [row(3, 'preview')])
+    expect([...late.rows.keys()]).toEqual(['id-2'])
+    expect(late.rows.get('id-2')).toMatchObject({ headSeq: 6, message: { parts: [{ text: 'new' }] } })
+    first.resolve()
+    await reading[0]
+    expect(late.rows.size).toBe(1) // another read still runs
+    second.resolve()
+    await reading[1]
+    expect(late.rows.size).toBe(0)
+  })
+})
+
+describe('the rows read again', () => {
+  function rereadsOf() {
+    const epoch = new Epoch()
+    const reads: { seq: number; answer: ReturnType<typeof deferred<MessagePage>> }[] = []
+    const replaced: string[] = []
+    const errors: unknown[] = []
+    const rereads = new RowRereads({
+      read(seq) {
+        const answer = deferred<MessagePage>()
+        reads.push({ seq, answer })
+        return answer.promise
+      },
+      epoch,
+      replace: (_, messages) => replaced.push(...messages.map((m) => (m.parts[0] as { text: string }).text)),
+      fail: (error) => errors.push(error),
+    })
+    return { rereads, reads, replaced, errors, epoch }
+  }
+  const pageAt = (headSeq: number, text: string): MessagePage => ({
+    messages: [row(4, text)],
+    baseSeq: 4,
+    headSeq,
+    hasOlder: true,
+  })
+
+  test('one read per row at a time; its answer replaces the row', async () => {
+    const { rereads, reads, replaced } = rereadsOf()
+    rereads.reread(4)
+    rereads.reread(4)
+    expect(reads).toHaveLength(1)
+    reads[0]!.answer.resolve(pageAt(10, 'read again'))
+    await tick()
+    expect(replaced).toEqual(['read again'])
+  })
+
+  test('a read a newer durable change overtook is dropped, and read again when an append missed meanwhile', async () => {
+    const { rereads, reads, replaced } = rereadsOf()
+    rereads.reread(4)
+    rereads.touch(change(12, [row(4, 'final')]))
+    rereads.reread(4) // another append missed while the read was on its way
+    reads[0]!.answer.resolve(pageAt(10, 'older than the change'))
+    await tick()
+    expect(replaced).toEqual([])
+    expect(reads.map((r) => r.seq)).toEqual([4, 4])
+    reads[1]!.answer.resolve(pageAt(13, 'newest'))
+    await tick()
+    expect(replaced).toEqual(['newest'])
+  })
+
+  test('a failed read is reported; a read of an ended view starts nothing', async () => {
+    const { rereads, reads, errors, epoch } = rereadsOf()
+    rereads.reread(4)
+    const failure = new SessionlineError('timeout', 'slow')
+    reads[0]!.answer.reject(failure)
+    await tick()
+    expect(errors).toEqual([failure])
+    epoch.end()
+    rereads.reread(4)
+    expect(reads).toHaveLength(1)
   })
 })
