@@ -330,11 +330,14 @@ class LiveSessionView implements SessionView {
     this.#rereads.touch(change)
     for (const seq of applied.mismatched) this.#rereads.reread(seq)
     this.#late.note(change, applied.outside)
-    this.#changeInbox((inbox) => {
-      this.#settleUserRows(inbox, change.rows)
-      for (const receipt of change.inputs)
-        if (receipt.sessionId === this.sessionId) inbox.applyReceipt(receipt)
-    })
+    // Most changes (streamed text) carry neither: no inbox change to publish.
+    if (change.inputs.length > 0 || change.rows.some(isUserRow)) {
+      this.#changeInbox((inbox) => {
+        this.#settleUserRows(inbox, change.rows)
+        for (const receipt of change.inputs)
+          if (receipt.sessionId === this.sessionId) inbox.applyReceipt(receipt)
+      })
+    }
     const slice = change.views.outline
     if (slice === undefined) return
     // A suffix that starts past what is loaded cannot be joined: read the outline again.
