@@ -31,6 +31,7 @@ export class Epoch {
     return this.#controller.signal
   }
 
+  /** Ends the last epoch: its signal and every later one are aborted. */
   end(): void {
     this.#ended = true
     this.#controller.abort()

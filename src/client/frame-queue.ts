@@ -18,12 +18,14 @@ export interface FrameScheduler {
 /** About a frame: changes reach a view's snapshot at most once per this many milliseconds. */
 export const FRAME_MS = 16
 
+/** The page's clock (`performance.now`) and timers. */
 export const pageScheduler: FrameScheduler = {
   now: () => performance.now(),
   setTimer: (run, ms) => setTimeout(run, ms),
   clearTimer: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
 }
 
+/** Items waiting for the end of the current frame (see the module's doc). */
 export class FrameQueue<T> {
   readonly #flush: (items: T[]) => void
   readonly #scheduler: FrameScheduler

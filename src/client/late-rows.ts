@@ -11,6 +11,7 @@ import type { SessionChange } from '../engine/types'
 import type { SessionMessage } from '../schema/messages'
 import type { LateRows as LateRowMap } from './view-state'
 
+/** One view's late rows (see the module's doc). */
 export class LateRows {
   readonly #rows = new Map<string, { message: SessionMessage; headSeq: number }>()
   #reading = 0

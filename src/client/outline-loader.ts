@@ -25,6 +25,7 @@ export interface OutlineSource {
   prepend(slice: OutlineSlice, end: number): void
 }
 
+/** Reads older outline entries for one view, one read at a time (see the module's doc). */
 export class OutlineLoader {
   readonly #source: OutlineSource
   #running: Promise<void> | undefined

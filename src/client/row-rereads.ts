@@ -13,6 +13,7 @@ import type { SessionMessage } from '../schema/messages'
 import type { MessagePage } from '../schema/requests'
 import type { Epoch } from './epoch'
 
+/** What the rereads need of their view. */
 export interface RereadTarget {
   /** Reads the page that starts at row `seq`. */
   read(seq: number): Promise<MessagePage>
@@ -29,6 +30,7 @@ interface Flight {
   missedAgain: boolean
 }
 
+/** One view's rows being read again (see the module's doc). */
 export class RowRereads {
   readonly #target: RereadTarget
   readonly #flights = new Map<number, Flight>()

@@ -11,6 +11,7 @@ import type { ChangeListener, SessionChange, Unsubscribe } from '../engine/types
 import type { Epoch } from './epoch'
 import { FrameQueue, type FrameScheduler } from './frame-queue'
 
+/** One view's change feed (see the module's doc). */
 export class ViewFeed {
   readonly #sessionId: string
   readonly #epoch: Epoch
@@ -31,6 +32,7 @@ export class ViewFeed {
     this.#frames = new FrameQueue(apply, frames)
   }
 
+  /** The listener to subscribe with: holds, queues for a frame, or ignores each change. */
   readonly listener: ChangeListener = (change) => {
     if (this.#epoch.ended || change.sessionId !== this.#sessionId) return
     if (this.#held !== undefined) this.#held.push(change)

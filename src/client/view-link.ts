@@ -10,15 +10,18 @@
  */
 import { isSessionlineError, type SessionlineError } from '../schema/errors'
 
+/** `up`: the worker answers; `down`: a fresh one is on its way; `failed`: none will answer again. */
 export type LinkState = 'up' | 'down' | 'failed'
 
 const isWorkerGone = (error: unknown) => isSessionlineError(error) && error.code === 'worker_gone'
 
+/** One view's link to its worker (see the module's doc). */
 export class ViewLink {
   #state: LinkState = 'up'
   #error: SessionlineError | undefined
   #waiters: Array<{ resolve(): void; reject(error: SessionlineError): void }> = []
 
+  /** Whether the worker answers, a fresh one is on its way, or none will answer again. */
   get state(): LinkState {
     return this.#state
   }

@@ -37,6 +37,7 @@ export interface LoadedOutline {
   readonly shown: readonly TurnOutlineEntry[]
 }
 
+/** Everything a view shows, as one plain value (the snapshot is derived from it). */
 export interface ViewState {
   readonly filter: WindowFilter
   readonly status: TimelineSnapshot['status']
@@ -59,6 +60,7 @@ export interface PageRead {
 /** Versions of rows outside the window that changed while pages were on their way, by id. */
 export type LateRows = ReadonlyMap<string, { message: SessionMessage; headSeq: number }>
 
+/** The changes a view makes to what it shows; `reduceView` folds each. */
 export type ViewAction =
   /** The first read (or a reload's) came back: the window, the outline, status `ready`. */
   | { type: 'opened'; page: MessagePage; readFrom?: number; outline: OutlineSlice }
@@ -84,6 +86,7 @@ export type ViewAction =
 const NO_OUTLINE: readonly TurnOutlineEntry[] = Object.freeze([])
 const NO_INPUTS: readonly TimelineInput[] = Object.freeze([])
 
+/** A view before its first load: `loading`, nothing shown. */
 export function initialViewState(filter: WindowFilter): ViewState {
   return {
     filter,
