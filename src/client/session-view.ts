@@ -49,7 +49,7 @@ import type { SessionInfo } from '../schema/session'
 import { Epoch } from './epoch'
 import type { FrameScheduler } from './frame-queue'
 import { Inbox } from './inbox'
-import { createJump, type Jump } from './jump'
+import { createJump } from './jump'
 import { LateRows } from './late-rows'
 import { OutlineLoader } from './outline-loader'
 import { RowRereads } from './row-rereads'
@@ -163,12 +163,38 @@ class LiveSessionView implements SessionView {
   readonly #epoch = new Epoch()
   readonly #link = new ViewLink()
   readonly #feed: ViewFeed
-  readonly #outlines: OutlineLoader
-  readonly #jump: Jump
   readonly #onDispose: (() => void) | undefined
 
   readonly #late = new LateRows()
-  readonly #rereads: RowRereads
+  readonly #outlines = new OutlineLoader({
+    state: () => this.#state,
+    opening: () => this.#opening(),
+    epoch: this.#epoch,
+    read: (start, end) => this.#engine.outline(this.sessionId, { start, end }),
+    prepend: (slice, end) => this.#dispatch({ type: 'outlineOlder', slice, end }),
+  })
+  readonly #rereads = new RowRereads({
+    read: (seq) =>
+      this.#engine.page(this.sessionId, {
+        afterSeq: seq - 1,
+        limit: 1,
+        includeInactive: this.#state.filter.includeInactive,
+      }),
+    epoch: this.#epoch,
+    replace: (seq, messages) => this.#dispatch({ type: 'reread', seq, messages }),
+    fail: (error) => this.#softError(error),
+  })
+  readonly #jump = createJump({
+    pager: {
+      baseSeq: () => baseSeqOf(this.#state.window),
+      hasOlder: () => this.#state.window.hasOlder,
+      covers: (seq) => isKnown(this.#state.window, Math.max(1, seq)),
+      loadThrough: (seq) => this.#fetchThrough(seq),
+    },
+    ready: () => this.#opening(),
+    onBusy: (on) => this.#dispatch({ type: 'busy', on }),
+    onError: (error) => this.#softError(error),
+  })
   /** Admits on their way, by input id. */
   readonly #admitting = new Map<string, Promise<InputReceipt>>()
   /**
@@ -193,35 +219,6 @@ class LiveSessionView implements SessionView {
       (changes) => this.#batch(() => this.#applyChanges(changes)),
       hooks.frames,
     )
-    this.#outlines = new OutlineLoader({
-      state: () => this.#state,
-      opening: () => this.#opening(),
-      epoch: this.#epoch,
-      read: (start, end) => engine.outline(sessionId, { start, end }),
-      prepend: (slice, end) => this.#dispatch({ type: 'outlineOlder', slice, end }),
-    })
-    this.#rereads = new RowRereads({
-      read: (seq) =>
-        engine.page(sessionId, {
-          afterSeq: seq - 1,
-          limit: 1,
-          includeInactive: this.#state.filter.includeInactive,
-        }),
-      epoch: this.#epoch,
-      replace: (seq, messages) => this.#dispatch({ type: 'reread', seq, messages }),
-      fail: (error) => this.#softError(error),
-    })
-    this.#jump = createJump({
-      pager: {
-        baseSeq: () => baseSeqOf(this.#state.window),
-        hasOlder: () => this.#state.window.hasOlder,
-        covers: (seq) => isKnown(this.#state.window, Math.max(1, seq)),
-        loadThrough: (seq) => this.#fetchThrough(seq),
-      },
-      ready: () => this.#opening(),
-      onBusy: (on) => this.#dispatch({ type: 'busy', on }),
-      onError: (error) => this.#softError(error),
-    })
     const opening = this.#epoch.signal
     this.#opened = Promise.resolve().then(() => {
       this.#firstReadSent = true
