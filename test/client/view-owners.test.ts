@@ -246,6 +246,28 @@ describe('the public view', () => {
   })
 })
 
+describe('a disposed view', () => {
+  test('tells its listeners nothing more, and its admits still reach the engine or fail', async () => {
+    const { engine, close } = await inProcessEngine()
+    try {
+      await engine.createSession({ id: 's' })
+      const view = createSessionView(engine, 's')
+      const ready = await until(view, (s) => s.status === 'ready')
+      let told = 0
+      view.subscribe(() => told++)
+      view.dispose()
+      const receipt = await view.admit('after dispose', { id: 'late', delivery: 'queue' })
+      expect(receipt.id).toBe('late')
+      await engine.admit('s', { id: 'other', text: 'from elsewhere', delivery: 'queue' })
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      expect(told).toBe(0)
+      expect(view.getSnapshot()).toBe(ready)
+    } finally {
+      await close()
+    }
+  })
+})
+
 describe('a view on an injected frame clock', () => {
   test('a feed change within a frame reaches the snapshot only when the frame ends', async () => {
     const { engine, close } = await inProcessEngine()
