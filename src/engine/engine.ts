@@ -513,7 +513,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     switchBranch: guard('switchBranch', async (sessionId, messageId) => {
       const id = sessionIdOf(sessionId)
       const message = parseOrThrow(Id, messageId, 'message id')
-      await history.verb<'switchBranch'>(id, () => ({ type: 'switchBranch', messageId: message }))
+      await history.switchBranch(id, message)
     }),
 
     compact: guard('compact', async (sessionId, request = {}) => {
