@@ -356,6 +356,15 @@ export function childCount(tree: HistoryTree, id: string | null): number {
   return count
 }
 
+/** Ids of the rows hanging directly under row `id` (`null`: the roots), in creation order. */
+export function childIds(tree: HistoryTree, id: string | null): string[] {
+  const i = id === null ? -1 : indexOf(tree, id)
+  if (i < 0 && id !== null) return []
+  const out: string[] = []
+  for (const k of tree.columns.children[i + 1]!) if (k < tree.size) out.push(tree.columns.ids[k]!)
+  return out
+}
+
 /** Ids of row `id`'s siblings and itself (the rows under its parent), in creation order. */
 export function siblingIds(tree: HistoryTree, id: string): string[] {
   const i = indexOf(tree, id)

@@ -206,6 +206,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   } = cache
   const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
   const { write } = createWritePath({
+    // Called inside a transaction, long after `history` below exists.
+    siblingsJoined: (row) => history.siblingsJoined(row),
     db,
     cache,
     notes,

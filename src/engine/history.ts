@@ -27,6 +27,7 @@ import {
 } from '../core/history-decide'
 import {
   branchOf,
+  childIds,
   compactableIds,
   contextFor,
   contextIds,
@@ -449,10 +450,34 @@ export function createHistory({
     return sessionInfo(snap.row)
   }
 
+  /**
+   * Inside a write transaction, before it commits a row the ordinary write path creates under a
+   * head that already has rows below it (the branching fold's `under`): those rows, each with
+   * its branch place counting the one joining them, where it changes. So an inactive sibling's
+   * stored count never lags (docs/decisions/0033, "Branch places"). The tree is the one at the
+   * head `row` names, the log before the write.
+   */
+  function siblingsJoined(row: SessionRow): Promise<SessionMessage[]> {
+    return treeOf(row).then((tree) => {
+      const ids = childIds(tree, headOf(tree))
+      if (ids.length === 0) return []
+      const count = ids.length + 1
+      return db.messages.bulkGet(ids).then((rows) => {
+        const out: SessionMessage[] = []
+        rows.forEach((r, index) => {
+          if (r === undefined) return
+          const next = placed(r, undefined, { index, count })
+          if (next !== r) out.push(next)
+        })
+        return out
+      })
+    })
+  }
+
   /** Forgets a session's kept tree (deleted, or rewritten by an import). */
   const forget = (sessionId: string) => {
     trees.delete(sessionId)
   }
 
-  return { verb, switchBranch, context, compactionSource, fork, markOutline, forget }
+  return { verb, switchBranch, siblingsJoined, context, compactionSource, fork, markOutline, forget }
 }
