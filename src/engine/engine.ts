@@ -518,6 +518,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       await history.switchBranch(id, message)
     }),
 
+    branches: guard('branches', async (sessionId, messageId) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      return history.branches(id, message)
+    }),
+
     compact: guard('compact', async (sessionId, request = {}) => {
       const id = sessionIdOf(sessionId)
       const { throughSeq, summary, id: givenId } = parseOrThrow(CompactRequest, request, 'compact request')

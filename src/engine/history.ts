@@ -47,7 +47,7 @@ import { historyOfImport, switchImported } from '../core/imported-tree'
 import { type MaterializePolicy, materialize } from '../core/materialize'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { SessionEvent } from '../schema/events'
-import type { ContextAnswer } from '../schema/history'
+import type { BranchesAnswer, ContextAnswer } from '../schema/history'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
 import { referAttachments } from '../store/attachments'
@@ -287,6 +287,37 @@ export function createHistory({
     })()
   }
 
+  /**
+   * Row `messageId` and its siblings in creation order: from the log's tree for a native
+   * session, from the stored tree for an imported one (an import without a tree: the row alone).
+   * Refused `not_found` for a row the session does not hold.
+   */
+  async function branches(sessionId: string, messageId: string): Promise<BranchesAnswer> {
+    return inRead(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      const missing = () =>
+        new SessionlineError(
+          'not_found',
+          `no row ${JSON.stringify(messageId)} in session ${JSON.stringify(sessionId)}`,
+          { sessionId, messageId },
+        )
+      if (row.source === 'native') {
+        const ids = siblingIds(await treeOf(row), messageId)
+        if (ids.length === 0) throw missing()
+        return { ids }
+      }
+      const [stored, message] = await Promise.all([importedTreeOf(db, sessionId), db.messages.get(messageId)])
+      if (message?.sessionId !== sessionId) throw missing()
+      if (!stored) return { ids: [messageId] }
+      const ids = siblingIds(
+        historyOfImport(stored, () => undefined),
+        messageId,
+      )
+      return { ids: ids.length > 0 ? ids : [messageId] }
+    })
+  }
+
   /** What the model gets at the next step: `contextFor` at the stored head, over the stored rows. */
   async function context(sessionId: string): Promise<ContextAnswer> {
     return inRead(db, async () => {
@@ -479,5 +510,15 @@ export function createHistory({
     trees.delete(sessionId)
   }
 
-  return { verb, switchBranch, siblingsJoined, context, compactionSource, fork, markOutline, forget }
+  return {
+    verb,
+    switchBranch,
+    branches,
+    siblingsJoined,
+    context,
+    compactionSource,
+    fork,
+    markOutline,
+    forget,
+  }
 }

@@ -23,6 +23,15 @@ export interface RewindAnswer {
   text: string
 }
 
+/**
+ * `branches(sessionId, messageId)`'s answer: the row and its siblings (the rows under the same
+ * parent in the history tree), in creation order, so `ids[branch.index]` is the row itself and a
+ * picker's arrows name the rows to `switchBranch` to.
+ */
+export interface BranchesAnswer {
+  ids: string[]
+}
+
 /** `context(sessionId)`'s answer: the rows the model gets at the next step, in the order it gets them. */
 export interface ContextAnswer {
   rows: SessionMessage[]

@@ -4,6 +4,8 @@
  * siblings come from the session's own log, a summary's expansion lists the rows it replaced, a
  * prompt's editor resends, and the queue tray's moves and drops reorder the engine's inbox.
  */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { replacedBy, siblingOf } from '../../demo/history/tree'
 import { type HistoryActions, HistoryControls } from '../../demo/ui/history-controls'
@@ -63,6 +65,28 @@ describe('history reads of the playground', () => {
       await engine.switchBranch('s', 'a')
       const shown = (await engine.page('s', { limit: 1000 })).messages.map((row) => row.id)
       expect(shown).toEqual(['u0', 'u0-answer', 'a', 'a-answer'])
+    } finally {
+      await close()
+    }
+  })
+
+  test("the picker's arrows work on an imported Pi tree, which has no log to replay", async () => {
+    const { engine, close } = await inProcessEngine()
+    try {
+      const text = readFileSync(
+        path.resolve('test/import/fixtures/pi/tree-v3-branch-compaction.jsonl'),
+        'utf8',
+      )
+      const { id } = await engine.importTranscript({ text })
+      // By hand from the file: d1's answers are d2 (the leaf's, 1 / 2) and e1 (2 / 2).
+      const d2 = (await rowsOf(engine, id)).find((row) => row.id === 'pi:fx-tree-v3/d2')
+      expect(d2?.branch).toEqual({ index: 0, count: 2 })
+      expect(await siblingOf(engine, id, 'pi:fx-tree-v3/d2', 1)).toBe('pi:fx-tree-v3/e1')
+      expect(await siblingOf(engine, id, 'pi:fx-tree-v3/d2', -1)).toBeUndefined()
+      await engine.switchBranch(id, 'pi:fx-tree-v3/e1')
+      const shown = (await engine.page(id, { limit: 1000 })).messages.map((row) => row.id)
+      expect(shown.at(-1)).toBe('pi:fx-tree-v3/e1')
+      expect(await siblingOf(engine, id, 'pi:fx-tree-v3/e1', -1)).toBe('pi:fx-tree-v3/d2')
     } finally {
       await close()
     }

@@ -90,6 +90,11 @@ describe.each(engineKinds)('switchBranch on an imported Pi tree, engine %s', (_,
       await engine.switchBranch(imported.id, `${P}a2`)
       expect(await shownIds(engine, imported.id)).toEqual(['c1', 'b2', 'd1', 'e1'])
 
+      // Who the siblings are, for a picker's arrows: in creation order, as `branch.index` counts.
+      expect((await engine.branches(imported.id, `${P}e1`)).ids.map(short)).toEqual(['d2', 'e1'])
+      expect((await engine.branches(imported.id, `${P}b1`)).ids.map(short)).toEqual(['a4', 'b1'])
+      expect((await engine.branches(imported.id, `${P}a1`)).ids.map(short)).toEqual(['a1'])
+      expect(await codeOf(engine.branches(imported.id, `${P}nope`))).toBe('not_found')
       expect(await codeOf(engine.switchBranch(imported.id, `${P}nope`))).toBe('not_found')
       // The other verbs still refuse an imported session.
       expect(await codeOf(engine.rewind(imported.id, `${P}d1`))).toBe('invalid_state')
