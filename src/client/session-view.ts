@@ -97,6 +97,7 @@ export const VIEW_ENGINE_METHODS = [
   'resend',
   'regenerate',
   'switchBranch',
+  'branches',
   'rewind',
   'fork',
   'compact',
@@ -998,6 +999,7 @@ export function createSessionView(
     resend,
     regenerate: (messageId) => engine.regenerate(sessionId, messageId),
     switchBranch: (messageId) => engine.switchBranch(sessionId, messageId),
+    branches: (messageId) => engine.branches(sessionId, messageId),
     rewind: (messageId) => engine.rewind(sessionId, messageId),
     async fork(forkOptions) {
       return engine.fork(sessionId, parseOrThrow(ForkRequest, forkOptions ?? {}, 'fork request'))

@@ -157,4 +157,55 @@ describe('assistant-ui: Edit and Reload', () => {
     await settle(() => view.getSnapshot().rows[0]?.key === prompt, 'the first branch')
     expect(view.getSnapshot().rows.map((r) => r.key)).toEqual([prompt, second])
   })
+
+  it('after a reload the picker counts every branch from the rows, and switching reaches one this page never saw', async () => {
+    engine = await inProcessEngine({ provider: { kind: 'scripted', seed: 5, toolRate: 0, wordDelayMs: 1 } })
+    const { id } = await engine.engine.createSession()
+    // Written before the page opens: one prompt, answered three times (two regenerations).
+    const first = createSessionView(engine.engine, id)
+    await until(first, (s) => s.status === 'ready')
+    await first.admit('a question')
+    await until(first, (s) => idle(s) && s.rows.length === 2)
+    const answers = [first.getSnapshot().rows[1]!.key]
+    for (let i = 0; i < 2; i++) {
+      await first.regenerate(answers.at(-1)!)
+      await until(first, (s) => idle(s) && s.rows.length === 2 && !answers.includes(s.rows[1]!.key))
+      answers.push(first.getSnapshot().rows[1]!.key)
+    }
+    first.dispose()
+
+    // The reload: a new view and runtime, which saw none of it happen.
+    const v = createSessionView(engine.engine, id)
+    view = v
+    await until(v, (s) => s.status === 'ready' && s.rows.length === 2)
+    const out: { runtime?: AssistantRuntime } = {}
+    const container = document.createElement('div')
+    document.body.append(container)
+    root = createRoot(container)
+    act(() => root?.render(createElement(Probe, { view: v, out })))
+    const runtime = () => out.runtime!
+    const picker = (key: string) => {
+      const state = runtime().thread.getMessageById(key).getState()
+      return [state.branchNumber, state.branchCount]
+    }
+    await settle(() => runtime().thread.getState().messages.at(-1)?.id === answers[2], 'the thread')
+    expectThreadEqualsRows(v, runtime())
+    await settle(() => picker(answers[2]!)[1] === 3, 'the picker to count the branches')
+    expect(picker(answers[2]!)).toEqual([3, 3])
+
+    // Back to the first answer, which this page never showed.
+    await act(async () => {
+      runtime().thread.getMessageById(answers[2]!).switchToBranch({ position: 'previous' })
+    })
+    await settle(() => v.getSnapshot().rows[1]?.key === answers[1], 'the second answer')
+    await act(async () => {
+      runtime().thread.getMessageById(answers[1]!).switchToBranch({ position: 'previous' })
+    })
+    await settle(() => v.getSnapshot().rows[1]?.key === answers[0], 'the first answer')
+    await settle(() => runtime().thread.getState().messages.at(-1)?.id === answers[0], 'the thread on it')
+    expectThreadEqualsRows(v, runtime())
+    expect(picker(answers[0]!)).toEqual([1, 3])
+    const shown = v.getSnapshot().rows[1]
+    expect(shown?.kind === 'message' && shown.message.parts.some((p) => p.type === 'text')).toBe(true)
+  })
 })
