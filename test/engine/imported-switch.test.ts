@@ -7,8 +7,11 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { createSessionView } from '../../src/client/session-view'
+import type { TimelineSnapshot } from '../../src/client/types'
 import type { Engine } from '../../src/engine/types'
 import { isSessionlineError } from '../../src/schema/errors'
+import { until } from '../client/harness'
 import { ownFixtures, sharedTranscripts } from '../import/fixture-paths'
 import { engineKinds, freshDbName, inProcessEngine } from '../support/engines'
 
@@ -121,6 +124,26 @@ describe.each(engineKinds)('switchBranch on an imported Pi tree, engine %s', (_,
       const grown = `${treeText}${JSON.stringify({ type: 'message', id: 'f1', parentId: 'd2', timestamp: '2026-02-01T10:06:00.000Z', message: { role: 'user', content: 'And the changelog' } })}\n`
       await engine.importTranscript({ text: grown })
       expect(await shownIds(engine, imported.id)).toEqual(['c1', 'b2', 'd1', 'd2', 'f1'])
+    } finally {
+      await close()
+    }
+  })
+
+  test('an open view follows the switch: the rows of the other branch replace the shown ones', async () => {
+    const { engine, close } = await makeEngine({ now: () => 5_000 })
+    try {
+      const imported = await engine.importTranscript({ text: treeText })
+      const view = createSessionView(engine, imported.id)
+      try {
+        const keys = (s: TimelineSnapshot) => s.rows.map((r) => short(r.key)).join(' ')
+        await until(view, (s) => s.status === 'ready' && keys(s) === 'c1 b2 d1 d2')
+        await view.switchBranch(`${P}e1`)
+        await until(view, (s) => keys(s) === 'c1 b2 d1 e1')
+        await view.switchBranch(`${P}a4`)
+        await until(view, (s) => keys(s) === 'a1 a2 a4')
+      } finally {
+        view.dispose()
+      }
     } finally {
       await close()
     }
