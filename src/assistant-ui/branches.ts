@@ -7,7 +7,8 @@
  *
  * Rows say their place, not who their siblings are. A new newest sibling (a reload, an edit) is
  * the known siblings plus itself; any other list is asked of the view (`branches`) once, and
- * until it answers the thread stays as last built (a first open waits, `isLoading`).
+ * until it answers the thread stays as last built (a first open waits, `isLoading`). A list the
+ * view cannot read is reported (`onError`) and the row stands alone.
  *
  * @example
  *   const lists = new SiblingLists(view, rerender)
@@ -57,6 +58,8 @@ export class SiblingLists {
   /** The rows last seen under each parent (`''`: the roots), in creation order. */
   private children = new Map<string, readonly string[]>()
   private asking = new Set<string>()
+  /** Rows whose siblings could not be read: shown alone rather than holding the thread back. */
+  private unread = new Set<string>()
   private standIns = new Map<string, RepositoryItem>()
   private last: ExportedMessageRepository | undefined
 
@@ -92,6 +95,7 @@ export class SiblingLists {
       for (const id of list) this.lists.set(id, list)
       return list
     }
+    if (this.unread.has(row.key)) return [row.key]
     this.ask(row.key)
     return undefined
   }
@@ -107,7 +111,9 @@ export class SiblingLists {
       },
       (error: unknown) => {
         this.asking.delete(id)
+        this.unread.add(id)
         this.onError(error)
+        this.changed()
       },
     )
   }
