@@ -10,7 +10,6 @@ import {
   type SessionView,
   type TimelineSnapshot,
 } from '../src/index'
-import { QueueOrder } from './history/queue-order'
 import { replacedBy, siblingOf } from './history/tree'
 import type { PlaygroundConfigure, PlaygroundModel } from './models'
 import { setUpOffline } from './pwa'
@@ -79,7 +78,7 @@ function render(): void {
   // While a jump pages older rows in, the rows are rendered once, when they are all there.
   if (jumpingTurn === undefined) transcript.render(snapshot.rows)
   transcript.setWindow(snapshot)
-  tray.render(queueOrder.of(view.sessionId, snapshot.queued))
+  tray.render(snapshot.queued)
   const readOnly = readOnlyNote(view.sessionId)
   composer.setState({
     enabled: snapshot.status !== 'error' && snapshot.status !== 'upgraded' && readOnly === undefined,
@@ -162,18 +161,11 @@ function onOpen(verb: (sessionId: string) => Promise<unknown>, failure: string, 
   verb(view.sessionId).then(() => follow && transcript.followTail(), report(failure))
 }
 
-/**
- * Moves a pending input between the steers and the queue. An open view does not follow a
- * delivery change yet (it keeps the delivery it was admitted with), so the session is reopened.
- */
+/** Moves a pending input between the steers and the queue; the view shows it moved at once. */
 function changeDelivery(inputId: string, delivery: Delivery): void {
-  onOpen(
-    async (sessionId) => {
-      await client.setDelivery(sessionId, inputId, delivery)
-      if (view?.sessionId === sessionId) await openSession(sessionId, true)
-    },
-    delivery === 'steer' ? 'Could not steer' : 'Could not queue it instead',
-  )
+  void view
+    ?.setDelivery(inputId, delivery)
+    .catch(report(delivery === 'steer' ? 'Could not steer' : 'Could not queue it instead'))
 }
 
 /** "Continue in a new session": the visible path, under new ids, in a native (writable) session. */
@@ -208,14 +200,10 @@ const rail = new Rail($('#rail'), {
 const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
   edit: (id, text) => void view?.edit(id, text).catch(report('Could not edit')),
-  reorder: (id, before) =>
-    onOpen(async (sessionId) => {
-      await client.reorder(sessionId, id, { before })
-      queueOrder.refresh(sessionId)
-    }, 'Could not reorder the queue'),
+  // The view puts the input in its new place at once, in the engine's order.
+  reorder: (id, before) => void view?.reorder(id, { before }).catch(report('Could not reorder the queue')),
   steer: (id) => changeDelivery(id, 'steer'),
 })
-const queueOrder = new QueueOrder(client, schedule)
 const composer = new Composer(
   {
     form: $<HTMLFormElement>('#composer'),

@@ -28,6 +28,7 @@ import { type AttachmentInput, byteSize } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import { parseOrThrow, SessionlineError } from '../schema/errors'
 import {
+  type BranchesAnswer,
   CompactRequest,
   type ContextAnswer,
   ForkRequest,
@@ -101,6 +102,7 @@ export const VIEW_ENGINE_METHODS = [
   'resend',
   'regenerate',
   'switchBranch',
+  'branches',
   'rewind',
   'fork',
   'compact',
@@ -811,6 +813,10 @@ class LiveSessionView implements SessionView {
   switchBranch(messageId: string): Promise<void> {
     return this.#engine.switchBranch(this.sessionId, messageId)
   }
+
+  branches(messageId: string): Promise<BranchesAnswer> {
+    return this.#engine.branches(this.sessionId, messageId)
+  }
   rewind(messageId: string): Promise<RewindAnswer> {
     return this.#engine.rewind(this.sessionId, messageId)
   }
@@ -880,6 +886,7 @@ function publicView(live: LiveSessionView): SessionView {
     resend: (messageId, request) => live.resend(messageId, request),
     regenerate: (messageId) => live.regenerate(messageId),
     switchBranch: (messageId) => live.switchBranch(messageId),
+    branches: (messageId) => live.branches(messageId),
     rewind: (messageId) => live.rewind(messageId),
     fork: (options) => live.fork(options),
     compact: (options) => live.compact(options),

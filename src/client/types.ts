@@ -3,7 +3,13 @@ import type { ApprovalAnswer } from '../schema/approvals'
 import type { AttachmentInput } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import type { SessionlineError } from '../schema/errors'
-import type { CompactRequest, ContextAnswer, ForkRequest, RewindAnswer } from '../schema/history'
+import type {
+  BranchesAnswer,
+  CompactRequest,
+  ContextAnswer,
+  ForkRequest,
+  RewindAnswer,
+} from '../schema/history'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
@@ -138,6 +144,8 @@ export interface SessionView {
   regenerate(messageId: string): Promise<void>
   /** History: the newest path through row `messageId` becomes the head; rows keep their keys. */
   switchBranch(messageId: string): Promise<void>
+  /** History: row `messageId` and its siblings in creation order (see `Engine.branches`). */
+  branches(messageId: string): Promise<BranchesAnswer>
   /** History: back to just before user row `messageId`; answers its text for the composer. */
   rewind(messageId: string): Promise<RewindAnswer>
   /** History: a new native session with this one's visible path (also continues an imported session). */

@@ -206,6 +206,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   } = cache
   const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
   const { write } = createWritePath({
+    // Called inside a transaction, long after `history` below exists.
+    siblingsJoined: (row) => history.siblingsJoined(row),
     db,
     cache,
     notes,
@@ -513,7 +515,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     switchBranch: guard('switchBranch', async (sessionId, messageId) => {
       const id = sessionIdOf(sessionId)
       const message = parseOrThrow(Id, messageId, 'message id')
-      await history.verb<'switchBranch'>(id, () => ({ type: 'switchBranch', messageId: message }))
+      await history.switchBranch(id, message)
+    }),
+
+    branches: guard('branches', async (sessionId, messageId) => {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      return history.branches(id, message)
     }),
 
     compact: guard('compact', async (sessionId, request = {}) => {

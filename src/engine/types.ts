@@ -4,6 +4,7 @@ import type { Delivery, Json, Usage } from '../schema/common'
 import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type {
+  BranchesAnswer,
   CompactRequest,
   ContextAnswer,
   ForkRequest,
@@ -133,6 +134,11 @@ export interface Engine {
   regenerate(sessionId: string, messageId: string): Promise<void>
   /** History: the head moves to the newest row below row `messageId` (the path through it written last). */
   switchBranch(sessionId: string, messageId: string): Promise<void>
+  /**
+   * History: row `messageId` and its siblings in creation order (`ids[branch.index]` is the row),
+   * so a branch picker can name the row to switch to; native and imported trees alike.
+   */
+  branches(sessionId: string, messageId: string): Promise<BranchesAnswer>
   /**
    * History: a `summary` row under the head replaces the active path through the row at or below
    * `throughSeq` (default: all of it); those rows turn `inactive` and stay readable with

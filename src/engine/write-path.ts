@@ -117,6 +117,11 @@ export interface WritePathDeps {
   materialize?: MaterializePolicy
   /** Told of every commit's rows after it is published (the search index follows them). */
   onRows?: (sessionId: string, rows: readonly SessionMessage[], fromHead: number, toHead: number) => void
+  /**
+   * Inside the transaction, when a write creates a row under a head that already has rows below
+   * it: those rows with their branch places rewritten (engine/history `siblingsJoined`).
+   */
+  siblingsJoined?: (row: SessionRow) => Promise<SessionMessage[]>
 }
 
 /** What a write answers, and whether it wrote anything (a replay or a no-op writes nothing). */
@@ -156,8 +161,8 @@ interface Queue {
 type Outcome = { planned: Planned<unknown> } | { error: unknown }
 
 /** One batch's decisions as one, for publishing: rows and receipts by id, the last version. */
-function merged(plans: readonly Planned<unknown>[]): Decision<unknown> {
-  const rows = new Map<string, SessionMessage>()
+function merged(plans: readonly Planned<unknown>[], also: readonly SessionMessage[] = []): Decision<unknown> {
+  const rows = new Map<string, SessionMessage>(also.map((row) => [row.id, row]))
   const receipts = new Map<string, InputReceipt>()
   for (const { decision } of plans) {
     for (const row of decision.rows) rows.set(row.id, row)
@@ -177,6 +182,7 @@ export function createWritePath({
   db,
   cache,
   notes,
+  siblingsJoined,
   now,
   onRows,
   materialize: policy = DEFAULT_MATERIALIZE,
@@ -302,11 +308,11 @@ export function createWritePath({
             ? await cache.inboxInTx(sessionId, row, current)
             : await cache.snapshotInTx(sessionId, row)
       const { state, outcomes, plans } = planInOrder(base, batch, (_, i) => ({ facts: facts[i] }), 'answer')!
-      if (plans.length > 0) await persistAll(sessionId, base, state, plans)
-      return { base, state, plans, outcomes, complete: base === current || scope === 'log' }
+      const siblings = plans.length > 0 ? await persistAll(sessionId, base, state, plans) : []
+      return { base, state, plans, outcomes, siblings, complete: base === current || scope === 'log' }
     })
-    const { base, state, plans, outcomes, complete } = committed
-    if (plans.length > 0) published(entry, base, { decision: merged(plans), next: state }, complete)
+    const { base, state, plans, outcomes, siblings, complete } = committed
+    if (plans.length > 0) published(entry, base, { decision: merged(plans, siblings), next: state }, complete)
     return { outcomes }
   }
 
@@ -354,15 +360,14 @@ export function createWritePath({
         checks.some(({ expected }, i) => !expected.holds(facts[i]))
       )
         throw STALE
-      await writes
-      return true
+      return (await writes) ?? []
     }).catch((error: unknown) => {
       // An input id stored meanwhile fails its add: the careful path answers replay or conflict.
-      if (error === STALE || isConstraintError(error)) return false
+      if (error === STALE || isConstraintError(error)) return false as const
       throw error
     })
-    if (!held) return undefined
-    if (plans.length > 0) published(entry, cached, { decision: merged(plans), next: state }, true)
+    if (held === false) return undefined
+    if (plans.length > 0) published(entry, cached, { decision: merged(plans, held), next: state }, true)
     return { outcomes }
   }
 
@@ -449,14 +454,15 @@ export function createWritePath({
   /**
    * Stores the decisions of one batch: the final session row and folds once, the events of all,
    * new rows and receipts added and changed ones put, in request order (an add precedes the put
-   * that changes the same row or receipt later in the batch).
+   * that changes the same row or receipt later in the batch). A batch that creates the first row
+   * under a head with rows below it also rewrites their branch places; those rows are returned.
    */
   async function persistAll(
     sessionId: string,
     base: Snapshot,
     next: Snapshot,
     plans: readonly Planned<unknown>[],
-  ): Promise<void> {
+  ): Promise<SessionMessage[]> {
     const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
     const events = plans.flatMap((p) => p.decision.events)
     if (events.length > 0) writes.push(db.events.bulkAdd(events))
@@ -476,7 +482,21 @@ export function createWritePath({
     const states = cache.putFolds(sessionId, next.row.headSeq, next.folds, base.folds)
     if (states) writes.push(states)
     for (const { alsoStore } of plans) if (alsoStore) writes.push(alsoStore())
+    // Only the first row after a head move can join siblings (append never moves the head), and
+    // only then is the tree read: the plain write path pays nothing.
+    let siblings: Promise<SessionMessage[]> | undefined
+    if (
+      siblingsJoined &&
+      base.folds.branching.under !== 0 &&
+      plans.some((p) => p.decision.createdRowIds.length > 0)
+    ) {
+      siblings = siblingsJoined(base.row).then((rows) =>
+        rows.length > 0 ? db.messages.bulkPut(rows).then(() => rows) : rows,
+      )
+      writes.push(siblings)
+    }
     await Promise.all(writes)
+    return siblings ? await siblings : []
   }
 
   return { write }

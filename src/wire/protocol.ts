@@ -53,6 +53,7 @@ export const ENGINE_METHODS = [
   'resend',
   'regenerate',
   'switchBranch',
+  'branches',
   'compact',
   'context',
   'fork',

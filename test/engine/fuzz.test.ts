@@ -193,6 +193,7 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   ),
   regenerate: fc.tuple(or(sessionId), or(inputId)),
   switchBranch: fc.tuple(or(sessionId), or(inputId)),
+  branches: fc.tuple(or(sessionId), or(inputId)),
   compact: fc.tuple(
     or(sessionId),
     or(fc.record({ throughSeq: fc.integer({ min: 1, max: 9 }), summary: text }, { requiredKeys: [] })),
