@@ -49,6 +49,7 @@ export type { UsageState } from './core/usage'
 export { usage } from './core/usage'
 
 // The engine, its providers and where it runs.
+export type { BackgroundErrorListener } from './engine/background'
 export type { EngineOptions } from './engine/engine'
 export { createEngine } from './engine/engine'
 export type { ModelProvider, ProviderChunk, ProviderRequest, Tool, ToolSpec, Tools } from './engine/provider'
