@@ -6,6 +6,7 @@
  */
 import type { Clock, ReportFailure } from '../background'
 
+/** When to sync, and how. */
 export interface FollowerOptions {
   /** How long after the first followed commit the followed sessions are synced. */
   delay: number
@@ -15,12 +16,14 @@ export interface FollowerOptions {
   report: ReportFailure
 }
 
+/** Follows commits; `close` ends it. */
 export interface Follower {
   follow(sessionId: string): void
   /** Starts nothing more and waits for the sync running now. */
   close(): Promise<void>
 }
 
+/** A follower with nothing followed yet. */
 export function createFollower({ delay, clock, sync, report }: FollowerOptions): Follower {
   const followed = new Set<string>()
   let cancelTimer: (() => void) | undefined

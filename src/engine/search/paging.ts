@@ -21,6 +21,7 @@ export async function mapConcurrently<T, R>(
   return out
 }
 
+/** Of a build's time, how long went to waiting for rows and to indexing them. */
 export interface Phases {
   readMs: number
   indexMs: number

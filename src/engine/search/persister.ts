@@ -11,6 +11,7 @@ import type { Clock, ReportFailure } from '../background'
 import { nextTask } from './paging'
 import { INDEX_VERSION, metaOf, type SessionIndex } from './session-index'
 
+/** Where and when to write, and what to tell. */
 export interface PersisterOptions {
   db: SessionlineDb
   /** Quiet time before a write. */
@@ -27,6 +28,7 @@ export interface PersisterOptions {
   report: ReportFailure
 }
 
+/** Writes changed indexes; `close` writes the rest. */
 export interface Persister {
   /** The session's index changed: write it after the next quiet delay. */
   schedule(sessionId: string): void
@@ -38,6 +40,7 @@ export interface Persister {
   close(): Promise<void>
 }
 
+/** A persister with nothing unsaved yet. */
 export function createPersister(options: PersisterOptions): Persister {
   const { db, delay, maxDelays, clock, indexOf, searchesDone, onPersisted, report } = options
   const unsaved = new Set<string>()

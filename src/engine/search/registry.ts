@@ -29,6 +29,7 @@ export type IndexEmit = (
   phases?: { readMs: number; indexMs: number; read?: 'session' | 'table' },
 ) => void
 
+/** What the registry reads from and tells. */
 export interface IndexRegistryOptions {
   db: SessionlineDb
   vocabulary: Vocabulary
@@ -45,6 +46,7 @@ export interface IndexRegistryOptions {
   report: ReportFailure
 }
 
+/** The loaded indexes and their syncs. */
 export interface IndexRegistry {
   /** The session's loaded index, if any (it may be behind the session). */
   loaded(sessionId: string): SessionIndex | undefined
@@ -61,6 +63,7 @@ export interface IndexRegistry {
   settle(): Promise<void>
 }
 
+/** An empty registry: indexes load on their first sync. */
 export function createIndexRegistry(options: IndexRegistryOptions): IndexRegistry {
   const { db, vocabulary, buildPage, buildTogetherShare, now, emit, onChanged, isClosed, report } = options
   const loaded = new Map<string, SessionIndex>()

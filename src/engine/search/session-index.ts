@@ -11,6 +11,7 @@ import { SessionPostings, type StoredSegment, type Vocabulary } from './postings
 /** Bumped whenever the tokenizer, the fields or the stored layout change: old indexes are rebuilt. */
 export const INDEX_VERSION = 2
 
+/** A session's index in memory and what it is synced through. */
 export interface SessionIndex {
   sessionId: string
   source: SessionRow['source']
@@ -34,10 +35,12 @@ export interface Meta {
   segments: number
 }
 
+/** Whether `index` holds what `row` says the session holds. */
 export const isSynced = (index: SessionIndex, row: SessionRow) =>
   index.source === row.source &&
   (row.source === 'native' ? index.headSeq === row.headSeq : index.rev === row.rev)
 
+/** An index of no rows, for a build from the first row. */
 export const emptyIndex = (row: SessionRow, vocabulary: Vocabulary): SessionIndex => ({
   sessionId: row.id,
   source: row.source,
@@ -58,6 +61,7 @@ export function applyRow(index: SessionIndex, row: SessionMessage): void {
   index.metaDirty = true
 }
 
+/** `applyRow` over `rows`, in order. */
 export function applyRows(index: SessionIndex, rows: readonly SessionMessage[]): void {
   for (const row of rows) applyRow(index, row)
 }
