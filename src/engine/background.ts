@@ -12,15 +12,19 @@ import { toSessionlineError } from '../store/db'
 export interface Clock {
   /** Milliseconds on a monotonic clock (for delays and durations, not dates). */
   now(): number
-  /** Runs `run` once after `ms`; the answer cancels it if it has not run yet. */
-  after(ms: number, run: () => void): () => void
+  /**
+   * Runs `run` once after `ms`; the answer cancels it if it has not run yet. A `weak` timer does
+   * not on its own keep a Node process alive (an idle cache's).
+   */
+  after(ms: number, run: () => void, options?: { weak?: boolean }): () => void
 }
 
 /** `performance.now` and the global timers, looked up at each call (so fake timers apply). */
 export const systemClock: Clock = {
   now: () => performance.now(),
-  after(ms, run) {
+  after(ms, run, options) {
     const timer = setTimeout(run, ms)
+    if (options?.weak) (timer as { unref?: () => void }).unref?.()
     return () => clearTimeout(timer)
   },
 }
@@ -40,6 +44,7 @@ export const warnOnConsole: BackgroundErrorListener = (error, sessionId) => {
 /** A reporter that names the failed `operation` and hands a `SessionlineError` to `listener`. */
 export type ReportFailure = (error: unknown, operation: string, sessionId?: string) => void
 
+/** Reports to `listener` (default: the console); a listener that throws is not let stop the work. */
 export function reportingTo(listener: BackgroundErrorListener = warnOnConsole): ReportFailure {
   return (error, operation, sessionId) => {
     const failure = toSessionlineError(error, operation)

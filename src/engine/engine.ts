@@ -98,7 +98,8 @@ export interface EngineOptions extends ConnectionOptions {
   onSearchIndex?: (event: SearchIndexEvent) => void
   /**
    * Told of every failure no call awaits: a turn the built-in runner ended in error, and
-   * background work that failed (a search index sync or write; its data is rebuilt from the log).
+   * background work that failed (a search index sync or write, a cached session's catch-up with
+   * another tab's commits; each is retried later or rebuilt from the log).
    * Default: a console warning.
    */
   onError?: BackgroundErrorListener
@@ -193,6 +194,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     batch: createBatcher(options.schedule),
     notes,
     isClosed: () => closed,
+    ...(options.onError ? { onError: options.onError } : {}),
     // Not awaited: recovery appends through the public API.
     recover: (sessionId) => {
       runner.recover(sessionId).catch(() => undefined)
