@@ -5,12 +5,12 @@
  * a time (`isBusy`); `forget` makes a sync that started before it leave no index behind.
  */
 import type { SessionlineDb, SessionRow } from '../../store/db'
-import { readSearchParts, rowsInKeyOrder, rowsToIndex, searchHeads } from '../../store/search'
+import { readSearchParts, rowsToIndex, searchHeads } from '../../store/search'
 import type { ReportFailure } from '../background'
+import { buildFromTable } from './build-together'
 import { pipelined } from './paging'
 import type { Vocabulary } from './postings'
 import {
-  applyRow,
   applyRows,
   catchUpFrom,
   decodeStored,
@@ -191,58 +191,10 @@ export function createIndexRegistry(options: IndexRegistryOptions): IndexRegistr
     await built
   }
 
+  /** Builds the `stale` sessions' indexes from one read of the rows table and keeps them. */
   async function readTogether(stale: readonly SessionRow[]): Promise<void> {
-    const since = now()
-    const building = new Map<string, { index: SessionIndex; epoch: number; rows: number }>()
-    for (const row of stale) {
-      building.set(row.id, { index: emptyIndex(row, vocabulary), epoch: epochOf(row.id), rows: 0 })
-    }
-    let total = 0
-    let touched = new Set<string>()
-    const phases = await pipelined(
-      rowsInKeyOrder(db, undefined, buildPage, true),
-      (page) =>
-        page.nextAfter === undefined ? undefined : rowsInKeyOrder(db, page.nextAfter, buildPage, false),
-      (page) => {
-        if (page.sessions) {
-          // Synced to the session rows read with the first page: later commits are caught up.
-          const current = new Map(page.sessions.map((row) => [row.id, row]))
-          for (const [id, build] of building) {
-            const row = current.get(id)
-            if (!row || row.source !== build.index.source) building.delete(id)
-            else {
-              build.index.headSeq = row.headSeq
-              build.index.rev = row.rev
-            }
-          }
-        }
-        touched = new Set()
-        for (const row of page.rows) {
-          const build = building.get(row.sessionId)
-          if (build === undefined) continue
-          applyRow(build.index, row)
-          build.rows++
-          total++
-          touched.add(row.sessionId)
-        }
-        return true
-      },
-      () => {
-        for (const id of touched) emit('indexing', id, building.get(id)!.rows, since)
-      },
-      now,
-    )
-    for (const [id, build] of building) {
-      build.index.postings.markAllDirty()
-      // The read's phases shared out by rows, so summing sessions' events gives the read's.
-      const share = total === 0 ? 0 : build.rows / total
-      emit('rebuilt', id, build.rows, since, {
-        readMs: phases.readMs * share,
-        indexMs: phases.indexMs * share,
-        read: 'table',
-      })
-      keep(build.index, build.epoch)
-    }
+    const built = await buildFromTable(stale, { db, vocabulary, buildPage, now, emit, epochOf })
+    for (const { index, epoch } of built) keep(index, epoch)
   }
 
   return {
