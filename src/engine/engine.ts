@@ -65,6 +65,7 @@ import {
   rowsFrom,
 } from '../store/transactions'
 import { DEFAULT_ATTACHMENT_LIMITS, prepareAttachments } from './attachments'
+import type { BackgroundErrorListener } from './background'
 import { createBatcher, type Scheduler } from './batch'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
@@ -95,6 +96,13 @@ export interface EngineOptions extends ConnectionOptions {
   broadcast?: boolean
   /** Told what the search index did per session (loaded, caught up, rebuilt, persisted); diagnostics. */
   onSearchIndex?: (event: SearchIndexEvent) => void
+  /**
+   * Told of every failure no call awaits: a turn the built-in runner ended in error, and
+   * background work that failed (a search index sync or write, a cached session's catch-up with
+   * another tab's commits; each is retried later or rebuilt from the log).
+   * Default: a console warning.
+   */
+  onError?: BackgroundErrorListener
   /**
    * How far a streaming row may lag the log in the `messages` table before it is rewritten
    * (docs/decisions/0021; default: by 256 K characters or its stored text, a delta counting 64 at least). Readers always see the row
@@ -186,6 +194,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     batch: createBatcher(options.schedule),
     notes,
     isClosed: () => closed,
+    ...(options.onError ? { onError: options.onError } : {}),
     // Not awaited: recovery appends through the public API.
     recover: (sessionId) => {
       runner.recover(sessionId).catch(() => undefined)
@@ -204,7 +213,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     catchUp,
     putFolds,
   } = cache
-  const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
+  const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex, onError: options.onError })
   const { write } = createWritePath({
     // Called inside a transaction, long after `history` below exists.
     siblingsJoined: (row) => history.siblingsJoined(row),
@@ -935,6 +944,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     provider: options.provider,
     tools: options.tools,
     lockScope: dbName,
+    ...(options.onError ? { onError: options.onError } : {}),
     ...(compaction ? { compaction } : {}),
   })
   return { engine, host }
