@@ -90,7 +90,13 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
 
   const { runStep, resumeStep } = createStepRunner({ host, flushMs, report })
   const waitingStepOf = (sessionId: string, state: TurnState) => findWaitingStep(host, sessionId, state)
-  const { closeOrphanTurn, recoverOrphan } = createRecovery(host, lockScope, options.locks, waitingStepOf)
+  const { closeOrphanTurn, recoverOrphan } = createRecovery(
+    host,
+    lockScope,
+    options.locks,
+    waitingStepOf,
+    (sessionId) => awaitsAnswer(sessionId),
+  )
   let provider: ModelProvider | undefined
   let tools: Tools = {}
   const drivers = new Map<string, SessionDriver>()

@@ -122,6 +122,40 @@ describe.each(engineKinds)('two tabs %s', (_, makeEngine) => {
     }
   })
 
+  test("a resend in one tab while another tab's runner streams, then that tab dies: the resent turn is answered, not closed as an orphan", async () => {
+    const dead = await makeEngine()
+    const heir = await makeEngine({ dbName: dead.dbName, provider: scripted(25) })
+    try {
+      const { id } = await dead.engine.createSession({ id: 's' })
+      const tab = await tabThatDies(dead.dbName, id, dead.engine)
+      await tab.startTurn()
+      // The heir's tab has the session open (its takeover waits for the lock) and resends the
+      // prompt the running turn answers: the verb ends that turn and opens the resent one.
+      const feed = changeFeed()
+      await heir.engine.watch(id, feed.listener)
+      await heir.engine.append(id, [])
+      const [prompt] = (await allRows(heir.engine, id)).filter((r) => r.role === 'user')
+      await heir.engine.resend(id, prompt!.id, { id: 'edited', text: 'something else' })
+      await tab.die()
+      await untilEvent(heir.engine, id, 'turn/end', (e) => e.type === 'turn/end' && e.data.turn === 2)
+      const events = await allEvents(heir.engine, id)
+      expect(expectWellFormed(events)).toEqual([])
+      // Before the fix the heir took the lock first and closed the resent turn, unanswered, as
+      // the dead tab's orphan: turn/end interrupted right after its prompt.
+      const ends = events.flatMap((e) => (e.type === 'turn/end' ? [[e.data.turn, e.data.reason]] : []))
+      expect(ends).toEqual([
+        [1, 'interrupted'],
+        [2, 'completed'],
+      ])
+      const visible = (await allRows(heir.engine, id)).filter((r) => r.visibility === 'visible')
+      expect(visible.map((r) => r.role)).toEqual(['user', 'assistant'])
+      expect(visible[0]).toMatchObject({ id: 'edited', branch: { index: 1, count: 2 } })
+    } finally {
+      await heir.close()
+      await dead.close()
+    }
+  })
+
   test('a tab that opened the session before the turn began closes it when its runner dies', async () => {
     const dead = await makeEngine()
     const heir = await makeEngine({ dbName: dead.dbName, provider: scripted(24) })
