@@ -71,6 +71,27 @@ interface Received {
   cancelling: string[]
   failed: Record<string, string>
 }
+/** A message row's place in the history tree, as the page's `places` and `freshEngine` give it. */
+interface Place {
+  id: string
+  seq: number
+  role: string
+  status: string
+  visibility: string
+  branch: { index: number; count: number } | null
+  files: string[]
+}
+interface FreshRead {
+  headSeq: number
+  all: Place[]
+  visible: string[]
+}
+interface LogEvent {
+  seq: number
+  at: number
+  type: string
+  data: { turn?: number; reason?: string; inputId?: string; cause?: string; head?: string | null }
+}
 interface Trace {
   at: number
   status: string
@@ -660,6 +681,210 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
       },
       180_000,
     )
+
+    test('history across tabs under a kill: a resend in one tab while the other streams, then the runner killed, leaves one tree every tab and a fresh engine agree on', async () => {
+      const config = { dbName: 'contract-resend-kill', sessionId: 's-resend', provider: scripted(40) }
+      const began = Date.now()
+      let a = await open()
+      await start(a, config)
+      let b = await open()
+      await start(b, config)
+      await a.call('admit', { text: 'a long answer, please', id: 'p-1', delivery: 'steer' })
+      await poll(
+        () => a.call<Snapshot>('snapshot'),
+        (s) => s.rows.some((row) => row.role === 'assistant'),
+        20_000,
+        'tab A to stream the answer',
+      )
+      await poll(
+        () => b.call<Place[]>('places'),
+        (rows) => rows.some((row) => row.id === 'p-1'),
+        10_000,
+        'tab B to show the prompt',
+      )
+      // B edits and resends the prompt A's turn answers, while A's runner streams that answer.
+      const resent = await b.call<{ id: string; status: string }>('resend', {
+        messageId: 'p-1',
+        text: 'a different long answer, please',
+        id: 'p-2',
+      })
+      expect(resent).toEqual({ id: 'p-2', status: 'promoted' })
+      // Whoever runs the resent turn starts answering it (kill mid-answer when it does in time).
+      const answering = await poll(
+        () => b.call<Place[]>('places'),
+        (rows) => rows.some((row) => row.id === 'p-2') && rows.at(-1)?.role === 'assistant',
+        5_000,
+        'the resent turn to be answered',
+      ).then(
+        () => true,
+        () => false,
+      )
+      // The kill. Dedicated: A's worker, whose runner held the session, is terminated (the heir
+      // takes the lock). Shared: the one engine lives in a shared worker no page can terminate;
+      // the browser ends it with its last tab (decision 0035), so both tabs close and two fresh
+      // ones open: the survivors.
+      if (dedicated) {
+        await a.call('monitorStorage', { dbName: config.dbName })
+        await a.call('kill')
+      } else {
+        await close(a)
+        await close(b)
+        a = await open()
+        await start(a, config)
+        b = await open()
+        await start(b, config)
+      }
+      const killedAt = Date.now()
+      try {
+        await b.call('waitIdle', { ms: 60_000 })
+      } catch (error) {
+        // The WebKit stall after worker.terminate() (see the hand-over scenario).
+        if (!dedicated || !(await storageStalled(a, config.dbName))) throw error
+        expect(kind.name).toBe('webkit')
+        console.log(`${kind.name}: the database stalled after worker.terminate(); closing tab A (${error})`)
+        await close(a)
+        const after = await afterStall(b, config.dbName, 'resend under a kill')
+        b = after.tab
+        if (after.relaunched) await start(b, config)
+        await b.call('waitIdle', { ms: 60_000 })
+        a = await open()
+        await start(a, config)
+      }
+      const endsOf = async (tab: Tab) =>
+        (await tab.call<{ events: LogEvent[] }>('log')).events.filter((e) => e.type === 'turn/end')
+      let ends = await endsOf(b)
+      const brief = (await b.call<{ events: LogEvent[] }>('log')).events
+        .filter((e) => e.type !== 'assistant/delta')
+        .map(
+          (e) =>
+            `${e.seq}:${e.type}${e.data.turn ? `#${e.data.turn}` : ''}${e.data.reason ? `(${e.data.reason})` : ''}@${e.at - killedAt}`,
+        )
+      console.log(`${kind.name}: resend under a kill: log ${brief.join(' ')}`)
+      const resentTurnEnd = ends.find((e) => e.data.turn === 2)?.data.reason
+      console.log(
+        `${kind.name}: resend under a kill: answering at the kill ${answering}; turn ends ${ends.map((e) => `${e.data.turn}:${e.data.reason}`).join(', ')} (idle ${Date.now() - killedAt} ms after the kill)`,
+      )
+      expect(ends[0]?.data).toMatchObject({ turn: 1, reason: 'interrupted' })
+      expect(['completed', 'interrupted']).toContain(resentTurnEnd)
+      if (resentTurnEnd === 'interrupted') {
+        // Cut off with the worker: resumable, a regenerate answers the resent prompt again.
+        await b.call('regenerate', { messageId: 'p-2' })
+        await b.call('waitIdle', { ms: 60_000 })
+        ends = await endsOf(b)
+      }
+      expect(ends.at(-1)?.data.reason).toBe('completed')
+      const log = await b.call<{ events: LogEvent[] }>('log')
+      const heads = log.events.filter((e) => e.type === 'history/head')
+      expect(heads[0]?.data).toMatchObject({ head: null, cause: 'resend' })
+      // A fresh engine (none of the tabs') reads one tree.
+      const fresh = await b.call<FreshRead>('freshEngine', { dbName: config.dbName })
+      const checkTree = (read: FreshRead) => {
+        const ids = read.all.map((row) => row.id)
+        expect(new Set(ids).size).toBe(ids.length)
+        const old = read.all.find((row) => row.id === 'p-1')
+        const prompt = read.all.find((row) => row.id === 'p-2')
+        expect(old).toMatchObject({ role: 'user', visibility: 'inactive' })
+        expect(prompt).toMatchObject({ role: 'user', visibility: 'visible', branch: { index: 1, count: 2 } })
+        // The old turn's rows are all off the path; the visible rows are the path: the new
+        // prompt first (a root, as the old one), then the answers below it, in seq order.
+        const visible = read.all.filter((row) => row.visibility === 'visible')
+        expect(
+          read.all.filter((row) => row.seq < prompt!.seq).every((row) => row.visibility === 'inactive'),
+        ).toBe(true)
+        expect(visible[0]?.id).toBe('p-2')
+        expect(visible.slice(1).length).toBeGreaterThan(0)
+        expect(visible.slice(1).every((row) => row.role !== 'user')).toBe(true)
+        expect(visible.map((row) => row.seq)).toEqual(
+          [...visible.map((row) => row.seq)].sort((x, y) => x - y),
+        )
+        expect(visible.at(-1)).toMatchObject({ role: 'assistant', status: 'complete' })
+        expect(read.visible).toHaveLength(visible.length)
+      }
+      checkTree(fresh)
+      // Both tabs' views show exactly what the fresh engine reads, at its head.
+      for (const [name, tab] of [
+        ['A', a],
+        ['B', b],
+      ] as const) {
+        await tab.call('waitHead', { seq: fresh.headSeq, ms: 20_000 })
+        expect(await tab.call<Digest>('digest'), `tab ${name}`).toEqual({
+          headSeq: fresh.headSeq,
+          rows: fresh.visible,
+        })
+        expect((await tab.call<AuditReport>('audit')).problems, `tab ${name}`).toEqual([])
+      }
+      // And after a fresh reopen (every tab closed, so every engine and worker gone).
+      await close(a)
+      await close(b)
+      const reopened = await open()
+      await start(reopened, config)
+      const again = await reopened.call<FreshRead>('freshEngine', { dbName: config.dbName })
+      expect(again).toEqual(fresh)
+      expect(await reopened.call<Digest>('digest')).toEqual({ headSeq: fresh.headSeq, rows: fresh.visible })
+      expect((await reopened.call<AuditReport>('audit')).problems).toEqual([])
+      console.log(`${kind.name}: resend under a kill passed in ${Date.now() - began} ms`)
+    }, 240_000)
+
+    test('an attachment: an image made in the page comes back byte for byte in this tab, another tab and after a relaunch; deleting the last session that uses it frees it', async () => {
+      const config = { dbName: 'contract-attachment', sessionId: 's-attach', provider: scripted(2) }
+      const began = Date.now()
+      let tab = await open()
+      await start(tab, config)
+      const size = 4_096
+      const admitted = await tab.call<{ sha256: string; files: unknown[] }>('admitFile', {
+        id: 'f-1',
+        text: 'what is on this picture?',
+        seed: 7,
+        size,
+      })
+      const id = admitted.sha256
+      expect(admitted.files).toEqual([
+        { type: 'file', attachmentId: id, name: 'made-7.png', mediaType: 'image/png', size },
+      ])
+      await tab.call('waitIdle', { ms: 30_000 })
+      const shown = async (t: Tab) => (await t.call<Place[]>('places')).find((row) => row.id === 'f-1')
+      expect(await shown(tab)).toMatchObject({ role: 'user', files: [id] })
+      const whole = { sha256: id, size, type: 'image/png' }
+      expect(await tab.call('attachmentDigest', { id })).toEqual(whole)
+      const other = await open()
+      await start(other, config)
+      expect(await shown(other)).toMatchObject({ role: 'user', files: [id] })
+      expect(await other.call('attachmentDigest', { id })).toEqual(whole)
+      // From storage again: a relaunch where the profile keeps IndexedDB (dedicated mode; stock
+      // MiniBrowser keeps it in memory), else every tab but one closed and that one reloaded.
+      const relaunch =
+        dedicated && (kind.name !== 'webkit' || (browser as { persistent?: boolean }).persistent === true)
+      if (relaunch) {
+        await tab.call('stop')
+        await other.call('stop')
+        tabs.clear()
+        await browser!.relaunch()
+        tab = await open()
+      } else {
+        await close(other)
+        await tab.reload()
+      }
+      await start(tab, config)
+      expect(await shown(tab)).toMatchObject({ role: 'user', files: [id] })
+      expect(await tab.call('attachmentDigest', { id })).toEqual(whole)
+      // A second session uses the same bytes: stored once, freed with the last session using them.
+      const second = await tab.call<{ sha256: string; files: { attachmentId: string }[] }>('admitFile', {
+        id: 'f-2',
+        text: 'the same picture again',
+        seed: 7,
+        size,
+        session: 's-attach-2',
+      })
+      expect(second.files.map((file) => file.attachmentId)).toEqual([id])
+      await tab.call('waitIdle', { ms: 30_000, session: 's-attach-2' })
+      await tab.call('deleteSession', { session: config.sessionId })
+      expect(await tab.call('attachmentDigest', { id })).toEqual(whole)
+      await tab.call('deleteSession', { session: 's-attach-2' })
+      expect(await tab.call('attachmentDigest', { id })).toBeNull()
+      console.log(
+        `${kind.name}: attachment passed in ${Date.now() - began} ms (${relaunch ? 'relaunched' : 'reloaded'})`,
+      )
+    })
 
     // A third as long with a shared worker: the same run, kept short for CI's time.
     const chaosMs = dedicated ? CHAOS_MS : Math.round(CHAOS_MS / 3)
