@@ -7,7 +7,8 @@
  * Each runs in two modes (docs/decisions/0035): `dedicated`, a worker per tab, runs every
  * scenario; `shared`, one SharedWorker for the tabs of a database, runs the scenarios whose
  * meaning does not change with the mode (admit, reload, two tabs, the big catch-up, the two-tab
- * run, upgrade) and its own (a turn outlives the tab that started it, the tab that started the
+ * run, upgrade, an attachment, a resend under a kill — whose kill there is closing every tab) and
+ * its own (a turn outlives the tab that started it, the tab that started the
  * worker closing, the last tab closing mid-turn, a stuck shared worker), not the relaunch (storage, not workers) nor the fault
  * injection (a page cannot terminate a shared worker); its two-tab run is a third as long.
  * `CONTRACT_MODES=shared` runs one mode.
@@ -556,6 +557,11 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
     // this is a worker lost under the other tab, not a tab leaving a live worker. One run there
     // showed the other tab's view not reaching the head it had just committed within 20 s after
     // that loss, where earlier runs passed: a flake of the recovery path that is still open.
+    // Since then it passed 5 of 5 runs in WebKit (3 alone, 2 in the whole shared-mode suite),
+    // with 1 fresh worker each time. Seen meanwhile: an append made 0.5 s after the close is
+    // answered by the worker WebKit is about to end, and the view shows it only after the fresh
+    // worker's re-read (1.5 s later); a restart that stalled for the 15 s start timeout would put
+    // that past 20 s. Unconfirmed: a failure now says the view's state and workers started.
     // The stuck-worker and last-tab scenarios below cover WebKit's loss of a shared worker.
     ;(kind.name === 'webkit' ? () => undefined : sharedTest)(
       'the tab that started the shared worker closes: the other tab is served on',
@@ -583,15 +589,22 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
             }
           }
         }
+        const closedAt = Date.now()
         await sleep(3_000) // longer than the page's heartbeat timeout: a lost worker is noticed
         const { headSeq } = await retried(
           () => second.call<{ headSeq: number }>('appendTurns', { from: 2, count: 1 }),
           'append after the first tab closed',
         )
-        await second.call('waitHead', { seq: headSeq, ms: 20_000 })
+        const appendedAt = Date.now()
+        await second.call('waitHead', { seq: headSeq, ms: 20_000 }).catch(async (error: unknown) => {
+          const s = await second.call<Snapshot>('snapshot')
+          throw new Error(
+            `${String(error)} (view ${s.status} at seq ${s.headSeq}; ${(await second.call<number>('workers')) - before} worker(s) started since the close, on ${await second.call<string>('sharedWorker')})`,
+          )
+        })
         const after = await second.call<number>('workers')
         console.log(
-          `${kind.name}: the tab that started the shared worker closed; the other tab started ${after - before} worker(s) since`,
+          `${kind.name}: the tab that started the shared worker closed; the other tab started ${after - before} worker(s) since (${await second.call<string>('sharedWorker')}); appended ${appendedAt - closedAt} ms after the close, seen ${Date.now() - appendedAt} ms after that`,
         )
         expect((await second.call<AuditReport>('audit')).problems).toEqual([])
         // WebKitGTK 2.50 ends a shared worker with the tab that started it (in each of three runs
