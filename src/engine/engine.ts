@@ -45,6 +45,7 @@ import {
   WatchOptions,
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
+import { SyncOptions } from '../schema/sync'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { readAttachment, storeAttachments } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
@@ -78,7 +79,15 @@ import { createSessionCache, notFound, type Snapshot, sameReceipt } from './sess
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
-import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
+import type {
+  Engine,
+  ProjectionName,
+  ProjectionViews,
+  RunnerHost,
+  SessionSync,
+  SyncDriver,
+  Unsubscribe,
+} from './types'
 import { createWritePath } from './write-path'
 
 export interface EngineOptions extends ConnectionOptions {
@@ -120,6 +129,11 @@ export interface EngineOptions extends ConnectionOptions {
    * context (docs/decisions/0033, amendment). Default: none.
    */
   compaction?: CompactionBudget
+  /**
+   * Session sync through a Durable Streams server: `createSessionSync()` of `sessionline/sync`
+   * (docs/decisions/0036). Default: none (`sync` is `invalid_state`).
+   */
+  sync?: SessionSync
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -815,9 +829,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     search: guard('search', (query, request) => searchIndex.search(query, request)),
 
+    sync: guard('sync', async (sessionId, options) =>
+      syncDriver().sync(sessionIdOf(sessionId), parseOrThrow(SyncOptions, options, 'sync options')),
+    ),
+    unsync: guard('unsync', async (sessionId) => syncDriver().unsync(sessionIdOf(sessionId))),
+    syncStatus: guard('syncStatus', async (sessionId) => syncer?.status(sessionIdOf(sessionId))),
+
     close: async () => {
       if (closed) return
       try {
+        await syncer?.close()
         await runner.close()
         await searchIndex.close()
       } finally {
@@ -875,6 +896,26 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     if (entry?.snap) await catchUp(entry)
   }
 
+  /** Sync rewrote or created a session's log: like a re-import, caches reload and peers are told. */
+  async function logRewritten(sessionId: string): Promise<void> {
+    const row = await getSessionRow(db, sessionId)
+    if (row) notes.post({ sessionId, rev: row.rev })
+    history.forget(sessionId)
+    await searchIndex.forget(sessionId)
+    searchIndex.refresh(sessionId)
+    const entry = entries.get(sessionId)
+    if (entry?.snap) await catchUp(entry)
+    noteSessions()
+  }
+
+  function syncDriver(): SyncDriver {
+    if (syncer) return syncer
+    throw new SessionlineError(
+      'invalid_state',
+      'this engine has no sync: create it with createEngine({ sync: createSessionSync() }) from sessionline/sync',
+    )
+  }
+
   function notifyInput(sessionId: string): void {
     for (const listener of [...inputListeners]) {
       try {
@@ -921,6 +962,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
+  const syncer = options.sync?.attach({ engine, db, now, putFolds, logRewritten })
   const runner = createRunner(host, {
     provider: options.provider,
     tools: options.tools,

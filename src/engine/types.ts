@@ -1,3 +1,4 @@
+import type { Folds } from '../core/folds'
 import type { TurnState } from '../core/transcript'
 import type { ApprovalAnswer, RevokeToolApproval, ToolApprovals } from '../schema/approvals'
 import type { Delivery, Json, Usage } from '../schema/common'
@@ -33,6 +34,8 @@ import type {
   TurnOutlineEntry,
   UsageTotals,
 } from '../schema/session'
+import type { SyncOptions, SyncStatus } from '../schema/sync'
+import type { SessionlineDb } from '../store/db'
 
 /** Views of the built-in projections, by name. */
 export interface ProjectionViews {
@@ -212,6 +215,42 @@ export interface Engine {
    */
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>
 
+  /**
+   * Starts syncing one session with a Durable Streams server (`sessionline/sync`,
+   * docs/decisions/0036); idempotent. A session this database does not hold yet is pulled and
+   * created. `invalid_state` when the engine was made without `sync`.
+   */
+  sync(sessionId: string, options: SyncOptions): Promise<SyncStatus>
+  /** Stops syncing the session (its log, cursor and outbox stay; `sync` resumes). */
+  unsync(sessionId: string): Promise<void>
+  /** Where the session's sync stands; undefined when this engine does not sync it. */
+  syncStatus(sessionId: string): Promise<SyncStatus | undefined>
+
+  close(): Promise<void>
+}
+
+/** What session sync needs of the engine it runs in (the engine builds it for `createEngine({sync})`). */
+export interface SyncHost {
+  readonly engine: Engine
+  readonly db: SessionlineDb
+  now(): number
+  /** Stores a session's folds through `throughSeq` in the running transaction. */
+  putFolds(sessionId: string, throughSeq: number, folds: Folds): Promise<unknown> | undefined
+  /** Sync rewrote or created a session's log: caches reload it, watchers get a reset, peers are told. */
+  logRewritten(sessionId: string): Promise<void>
+}
+
+/** A sync implementation an engine plugs in (`createSessionSync()` of `sessionline/sync`). */
+export interface SessionSync {
+  attach(host: SyncHost): SyncDriver
+}
+
+/** The engine's sync verbs, served by the attached implementation. */
+export interface SyncDriver {
+  sync(sessionId: string, options: SyncOptions): Promise<SyncStatus>
+  unsync(sessionId: string): Promise<void>
+  status(sessionId: string): SyncStatus | undefined
+  /** Stops every session's sync; awaited before the engine closes its database. */
   close(): Promise<void>
 }
 

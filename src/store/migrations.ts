@@ -45,6 +45,13 @@ export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
     why: 'store attachment bytes by content hash, with the sessions that reference them',
     stores: { attachments: 'id', attachmentRefs: '[sessionId+attachmentId], attachmentId' },
   },
+  {
+    version: 5,
+    // Session sync (docs/decisions/0036): per synced session, where its stream was read to and
+    // how much of the log is canonical, and the batches this device has yet to see confirmed.
+    why: 'keep the stream cursor and outbox of each synced session beside its log',
+    stores: { syncState: 'sessionId', syncOutbox: '[sessionId+fromSeq]' },
+  },
 ]
 
 export const SCHEMA_VERSION = SCHEMA_VERSIONS[SCHEMA_VERSIONS.length - 1]?.version ?? 1

@@ -74,6 +74,9 @@ export const ENGINE_METHODS = [
   'persist',
   'flush',
   'search',
+  'sync',
+  'unsync',
+  'syncStatus',
   'close',
 ] as const satisfies readonly (keyof Engine)[]
 
