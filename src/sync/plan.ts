@@ -1,0 +1,204 @@
+/**
+ * What a synced session's next step writes, decided from one read of it (docs/decisions/0036).
+ * Pure: the loop reads a `SyncView`, these functions decide, the store commits in one
+ * transaction.
+ *
+ * - `planCut`: this device's settled events not yet in a batch become outbox batches.
+ * - `planPull`: messages read from the stream are folded into the canonical log; the local log
+ *   becomes the canonical log followed by this device's unconfirmed batches, rebased on it.
+ *
+ * @example
+ *   const entries = planCut(view, () => nanoid())
+ *   const plan = planPull(view, read.messages, read.nextOffset)
+ */
+import { foldCheckedEvents, initFolds } from '../core/folds'
+import { evolveTree, headOf, placeRows, replayTree } from '../core/history-tree'
+import { batchKey, canonicalOf, foldBatch, foldMessage, toSyncEvents } from '../core/sync-rebase'
+import type { StoredEvent } from '../schema/events'
+import { SYNC_BATCH_VERSION, type SyncBatch } from '../schema/sync'
+import type { SessionRow, SyncOutboxRow, SyncStateRow } from '../store/db'
+import type { PullCommit, RewrittenLog, SyncView } from '../store/sync'
+
+/** Events per batch, unless one turn alone is longer (a batch ends only between turns). */
+export const MAX_BATCH_EVENTS = 500
+
+/** The seq up to which the local log is canonical or already in the outbox. */
+export const batchedThrough = (view: SyncView): number =>
+  Math.max(view.state?.canonicalSeq ?? 0, view.outbox.at(-1)?.toSeq ?? 0)
+
+/**
+ * Outbox batches for the settled events after `batchedThrough`: each ends where no turn is open,
+ * so a turn still running stays out until it ends.
+ */
+export function planCut(
+  view: SyncView,
+  newBatchId: () => string,
+  maxEvents = MAX_BATCH_EVENTS,
+): SyncOutboxRow[] {
+  const state = view.state
+  if (!state || !view.row) return []
+  const from = batchedThrough(view)
+  const events = view.events
+  if (events.length <= from) return []
+  let tree = replayTree(events.slice(0, from))
+  let lastTurn = 0
+  for (let i = 0; i < from; i++) {
+    const e = events[i]!
+    if (e.type === 'turn/start') lastTurn = e.data.turn
+  }
+  const entries: SyncOutboxRow[] = []
+  let start = from
+  let parentHead = headOf(tree)
+  let baseTurn = lastTurn
+  let open = false
+  for (let i = from; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type === 'turn/start') {
+      open = true
+      lastTurn = e.data.turn
+    } else if (e.type === 'turn/end') open = false
+    tree = evolveTree(tree, e)
+    const end = i + 1
+    const settled = !open
+    const last = end === events.length
+    if (settled && (end - start >= maxEvents || last)) {
+      const batch: SyncBatch = {
+        v: SYNC_BATCH_VERSION,
+        kind: 'batch',
+        device: state.deviceId,
+        batchId: newBatchId(),
+        parentHead,
+        baseTurn,
+        events: toSyncEvents(events.slice(start, end)),
+      }
+      entries.push({ sessionId: state.sessionId, fromSeq: start + 1, toSeq: end, batch })
+      parentHead = headOf(tree)
+      baseTurn = lastTurn
+      start = end
+    }
+  }
+  return entries
+}
+
+/** The comparable part of an event: what a device wrote, not where it stands. */
+const sameEvent = (a: StoredEvent, b: StoredEvent) =>
+  a.type === b.type && a.at === b.at && JSON.stringify(a.data) === JSON.stringify(b.data)
+
+/** What a pull does. */
+export type PullPlan =
+  /** Local events are not all in batches yet (a turn is open, or a cut is due): cut or wait first. */
+  | { kind: 'not-settled' }
+  | {
+      kind: 'commit'
+      commit: PullCommit
+      /** The local log was rewritten (or created): caches and views reload. */
+      rewritten: boolean
+      /** This device's batches that no longer fold on the canonical log (their events left the log). */
+      dropped: { batchId: string; reason: string }[]
+    }
+
+/** A session row for a log the sync wrote. */
+function rowFor(old: SessionRow | undefined, sessionId: string, events: readonly StoredEvent[]): SessionRow {
+  const first = events[0]!
+  const last = events.at(-1)!
+  if (!old) {
+    return {
+      id: sessionId,
+      title: first.type === 'session/created' ? first.data.title : '',
+      createdAt: first.at,
+      updatedAt: last.at,
+      headSeq: events.length,
+      nextInputSeq: 1,
+      source: 'native',
+      rev: 1,
+      rebased: 1,
+    }
+  }
+  const { lagging: _lagging, ...kept } = old
+  return {
+    ...kept,
+    headSeq: events.length,
+    updatedAt: Math.max(old.updatedAt, last.at),
+    rev: old.rev + 1,
+    rebased: (old.rebased ?? 0) + 1,
+  }
+}
+
+/**
+ * Folds `messages` (read from the stream after the state's offset) into the canonical log and
+ * decides the local log: unchanged when what the stream confirmed is what this device already
+ * had there (its own batches, nothing in between), else the canonical log followed by this
+ * device's remaining batches rebased on it, all rows and folds rebuilt.
+ */
+export function planPull(
+  view: SyncView,
+  messages: readonly unknown[],
+  nextOffset: string,
+  putFolds: (
+    sessionId: string,
+    throughSeq: number,
+    folds: ReturnType<typeof initFolds>,
+  ) => Promise<unknown> | undefined,
+): PullPlan {
+  const state = view.state as SyncStateRow
+  const sessionId = state.sessionId
+  const local = view.events
+  if (local.length > batchedThrough(view)) return { kind: 'not-settled' }
+  const c = state.canonicalSeq
+  let canon = canonicalOf(sessionId, local.slice(0, c), state.seen)
+  const arrived: StoredEvent[] = []
+  let skipped = state.skipped
+  let lastSkip = state.lastSkip
+  for (const message of messages) {
+    const folded = foldMessage(canon, message)
+    canon = folded.state
+    if (folded.outcome.kind === 'appended') arrived.push(...folded.outcome.events)
+    else if (folded.outcome.kind === 'skipped') {
+      skipped++
+      lastSkip = folded.outcome.reason
+    }
+  }
+  const remaining = view.outbox.filter((o) => !canon.seen.has(batchKey(o.batch)))
+  const next: SyncStateRow = {
+    ...state,
+    offset: nextOffset,
+    canonicalSeq: canon.seq,
+    seen: [...canon.seen],
+    skipped,
+    ...(lastSkip !== undefined ? { lastSkip } : {}),
+  }
+  const base = { sessionId, expectRev: view.row?.rev, epoch: state.epoch, state: next }
+  const confirmed = arrived.every((e, i) => local[c + i] !== undefined && sameEvent(e, local[c + i]!))
+  if (confirmed) {
+    return { kind: 'commit', commit: { ...base, outbox: remaining }, rewritten: false, dropped: [] }
+  }
+  // Rewrite: the canonical log, then this device's batches the stream has not folded yet.
+  const events = [...local.slice(0, c), ...arrived]
+  const outbox: SyncOutboxRow[] = []
+  const dropped: { batchId: string; reason: string }[] = []
+  let spec = canon
+  for (const entry of remaining) {
+    const folded = foldBatch(spec, entry.batch)
+    if (folded.outcome.kind !== 'appended') {
+      dropped.push({
+        batchId: entry.batch.batchId,
+        reason: folded.outcome.kind === 'skipped' ? folded.outcome.reason : 'already folded',
+      })
+      continue
+    }
+    outbox.push({ ...entry, fromSeq: spec.seq + 1, toSeq: folded.state.seq })
+    events.push(...folded.outcome.events)
+    spec = folded.state
+  }
+  if (events.length === 0) return { kind: 'commit', commit: { ...base, outbox }, rewritten: false, dropped }
+  const folded = foldCheckedEvents(initFolds(), events)
+  const rows = placeRows(folded.rows, replayTree(events))
+  const row = rowFor(view.row, sessionId, events)
+  const log: RewrittenLog = {
+    row,
+    events,
+    rows,
+    putFolds: () => putFolds(sessionId, events.length, folded.folds),
+  }
+  return { kind: 'commit', commit: { ...base, outbox, log }, rewritten: true, dropped }
+}

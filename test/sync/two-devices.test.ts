@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import {
+  allRows,
+  answerNext,
+  converged,
+  type Device,
+  device,
+  expectSameSession,
+  startServer,
+  turn,
+} from './support'
+
+let server: Awaited<ReturnType<typeof startServer>>
+const open: Device[] = []
+beforeAll(async () => {
+  server = await startServer()
+})
+afterAll(async () => {
+  await Promise.all(open.map((d) => d.engine.close()))
+  await server.stop()
+})
+const make = (...args: Parameters<typeof device>) => {
+  const d = device(...args)
+  open.push(d)
+  return d
+}
+
+test('a second device pulls a session it does not hold, and both write to it', async () => {
+  const a = make('a')
+  const b = make('b')
+  const { id } = await a.engine.createSession({ title: 'shared' })
+  await turn(a.engine, id, 'first')
+  expect(await a.engine.sync(id, { url: server.url })).toMatchObject({ state: expect.any(String) })
+  await converged([a], id)
+  expect(await b.engine.getSession(id)).toBeUndefined()
+  await b.engine.sync(id, { url: server.url })
+  await converged([a, b], id)
+  expect(await b.engine.getSession(id)).toMatchObject({ id, title: 'shared', source: 'native' })
+  await turn(b.engine, id, 'from b')
+  await converged([a, b], id)
+  await turn(a.engine, id, 'from a')
+  await converged([a, b], id)
+  const { rows } = await expectSameSession([a, b], id)
+  expect(rows.map((r) => r.parts[0]?.type === 'text' && r.parts[0].text)).toEqual([
+    'first',
+    're: first',
+    'from b',
+    're: from b',
+    'from a',
+    're: from a',
+  ])
+  expect(rows.every((r) => r.visibility === 'visible')).toBe(true)
+})
+
+test('turns run on two devices while one is offline become two branches, the same on both', async () => {
+  const a = make('a')
+  const b = make('b')
+  const { id } = await a.engine.createSession({ title: 'apart' })
+  await turn(a.engine, id, 'shared start')
+  await a.engine.sync(id, { url: server.url })
+  await b.engine.sync(id, { url: server.url })
+  await converged([a, b], id)
+  const shownA = await allRows(a.engine, id)
+
+  b.net.offline = true
+  await turn(b.engine, id, 'b while offline')
+  await turn(a.engine, id, 'a online')
+  // An input admitted offline is a durable receipt, promoted by b's own hand as on one device.
+  const receipt = await b.engine.admit(id, { text: 'b queued offline', delivery: 'queue' })
+  expect(receipt.status).toBe('pending')
+  await converged([a], id)
+  expect((await b.engine.syncStatus(id))?.state).toBe('offline')
+  expect((await b.engine.syncStatus(id))?.pending).toBeGreaterThan(0)
+  b.net.offline = false
+  await converged([a, b], id)
+  const { rows, events } = await expectSameSession([a, b], id)
+  // The rows shown as synced before kept their seqs.
+  for (const row of shownA) expect(rows.find((r) => r.id === row.id)?.seq).toBe(row.seq)
+  // a pushed first, so b's offline turn was rebased: a switch back to the shared answer, and
+  // its turn renumbered after a's. Its rows are a sibling branch, inactive; the head is b's.
+  const turns = events.flatMap((e) => (e.type === 'turn/start' ? [e.data.turn] : []))
+  expect(turns).toEqual([1, 2, 3])
+  expect(events.filter((e) => e.type === 'history/head')).toHaveLength(1)
+  const text = (r: (typeof rows)[number]) => (r.parts[0]?.type === 'text' ? r.parts[0].text : '')
+  const visible = rows.filter((r) => r.visibility === 'visible').map(text)
+  expect(visible).toEqual(['shared start', 're: shared start', 'b while offline', 're: b while offline'])
+  expect(rows.filter((r) => r.visibility === 'inactive').map(text)).toEqual(['a online', 're: a online'])
+  expect(rows.find((r) => text(r) === 'b while offline')?.branch).toEqual({ index: 1, count: 2 })
+  // The input admitted offline is still pending on b: it reaches the transcript by promotion.
+  await answerNext(b.engine, id)
+  expect(await b.engine.pending(id)).toEqual([])
+  await converged([a, b], id)
+  await expectSameSession([a, b], id)
+  expect((await allRows(a.engine, id)).map(text)).toContain('b queued offline')
+})
