@@ -249,7 +249,7 @@ export interface SessionSync {
 export interface SyncDriver {
   sync(sessionId: string, options: SyncOptions): Promise<SyncStatus>
   unsync(sessionId: string): Promise<void>
-  status(sessionId: string): SyncStatus | undefined
+  status(sessionId: string): Promise<SyncStatus | undefined>
   /** Stops every session's sync; awaited before the engine closes its database. */
   close(): Promise<void>
 }

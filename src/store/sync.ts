@@ -225,6 +225,14 @@ async function movePromotedSeqs(db: SessionlineDb, sessionId: string, rows: read
   if (moved.length > 0) await db.inputs.bulkPut(moved)
 }
 
+/** Local events not yet confirmed by the stream: the log past its canonical prefix. */
+export function pendingCount(db: SessionlineDb, sessionId: string): Promise<number> {
+  return db.transaction('r', [db.sessions, db.syncState], async () => {
+    const [row, state] = await Promise.all([db.sessions.get(sessionId), db.syncState.get(sessionId)])
+    return Math.max(0, (row?.headSeq ?? 0) - (state?.canonicalSeq ?? 0))
+  })
+}
+
 /** Forgets a session's sync state and outbox (nothing of its log changes). */
 export function forgetSync(db: SessionlineDb, sessionId: string): Promise<void> {
   return db.transaction('rw', [db.syncState, db.syncOutbox], async () => {

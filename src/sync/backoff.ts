@@ -11,11 +11,13 @@
 export interface BackoffPolicy {
   /** The first wait (default 250 ms). */
   baseMs: number
-  /** No wait is longer (default 30 s), whatever the attempt or `Retry-After` says. */
+  /** No backoff wait is longer (default 30 s), whatever the attempt. */
   maxMs: number
+  /** A server's `Retry-After` is honoured up to this (default 5 minutes). */
+  maxRetryAfterMs: number
 }
 
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 30_000 }
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 30_000, maxRetryAfterMs: 300_000 }
 
 /**
  * Milliseconds a `Retry-After` header asks for at time `now`, or undefined when there is none or
@@ -34,8 +36,8 @@ export function retryDelay(
   attempt: number,
   options: { retryAfterMs?: number; random: () => number; policy?: BackoffPolicy },
 ): number {
-  const { baseMs, maxMs } = options.policy ?? DEFAULT_BACKOFF
-  if (options.retryAfterMs !== undefined) return Math.min(maxMs, options.retryAfterMs)
+  const { baseMs, maxMs, maxRetryAfterMs } = options.policy ?? DEFAULT_BACKOFF
+  if (options.retryAfterMs !== undefined) return Math.min(maxRetryAfterMs, options.retryAfterMs)
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30))
   // Half fixed, half random: devices that failed together do not come back together.
   return Math.round(ceiling / 2 + (ceiling / 2) * options.random())

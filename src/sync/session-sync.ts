@@ -20,6 +20,7 @@ import type { SyncStateRow } from '../store/db'
 import {
   addToOutbox,
   commitPull,
+  pendingCount,
   readSyncView,
   recordSend,
   type SyncView,
@@ -103,9 +104,12 @@ function createDriver(host: SyncHost, options: SessionSyncOptions): SyncDriver {
       loops.delete(sessionId)
       await loop.stop()
     },
-    status(sessionId: string): SyncStatus | undefined {
+    async status(sessionId: string): Promise<SyncStatus | undefined> {
       const loop = loops.get(sessionId)
-      return loop && { ...loop.status }
+      if (!loop) return undefined
+      // Counted now: local writes go on while a stopped loop's status stays as it ended.
+      const pending = await pendingCount(host.db, sessionId)
+      return { ...loop.status, pending }
     },
     async close(): Promise<void> {
       const all = [...loops.values()]
