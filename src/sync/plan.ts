@@ -169,7 +169,11 @@ export function planPull(
   }
   const base = { sessionId, expectRev: view.row?.rev, epoch: state.epoch, state: next }
   const confirmed = arrived.every((e, i) => local[c + i] !== undefined && sameEvent(e, local[c + i]!))
-  if (confirmed) {
+  // A history verb rewrites the branch places of rows around it as it runs, which a replay of the
+  // log places by the whole tree (docs/decisions/0033): once such a verb is canonical, the rows
+  // are rebuilt here too, so every device stores the replay's rows.
+  const verb = arrived.some((e) => e.type === 'history/head' || e.type === 'history/compact')
+  if (confirmed && !verb) {
     return { kind: 'commit', commit: { ...base, outbox: remaining }, rewritten: false, dropped: [] }
   }
   // Rewrite: the canonical log, then this device's batches the stream has not folded yet.

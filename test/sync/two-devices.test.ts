@@ -93,3 +93,23 @@ test('turns run on two devices while one is offline become two branches, the sam
   await expectSameSession([a, b], id)
   expect((await allRows(a.engine, id)).map(text)).toContain('b queued offline')
 })
+
+test('a rewind and the branch after it reach the other device with the same rows, branch places included', async () => {
+  const a = make('a')
+  const b = make('b')
+  const { id } = await a.engine.createSession({ title: 'verbs' })
+  await turn(a.engine, id, 'one')
+  await turn(a.engine, id, 'two')
+  await a.engine.sync(id, { url: server.url })
+  await b.engine.sync(id, { url: server.url })
+  await converged([a, b], id)
+  const second = (await allRows(b.engine, id)).find((r) => r.role === 'user' && r.turn === 2)!
+  await b.engine.rewind(id, second.id)
+  await turn(b.engine, id, 'two again')
+  await converged([a, b], id)
+  const { rows } = await expectSameSession([a, b], id)
+  expect(rows.filter((r) => r.branch !== undefined).map((r) => r.branch)).toEqual([
+    { index: 0, count: 2 },
+    { index: 1, count: 2 },
+  ])
+})
