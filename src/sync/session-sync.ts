@@ -15,6 +15,7 @@
 import { nanoid } from 'nanoid'
 import type { SessionSync, SyncDriver, SyncHost, Unsubscribe } from '../engine/types'
 import { SessionlineError } from '../schema/errors'
+import type { SessionMessage } from '../schema/messages'
 import type { SyncOptions, SyncStatus } from '../schema/sync'
 import type { SyncStateRow } from '../store/db'
 import {
@@ -67,6 +68,8 @@ const defaultSleep = (ms: number, signal: AbortSignal) =>
     }
     signal.addEventListener('abort', done, { once: true })
   })
+
+const streaming = (row: SessionMessage) => row.status === 'streaming'
 
 const isAbort = (error: unknown) => (error as { name?: string })?.name === 'AbortError'
 
@@ -161,6 +164,14 @@ function startLoop(
     },
   }
 
+  /** The last round failed: the state stays `offline` (or `error`) until one succeeds. */
+  let failing = false
+
+  /** Progress of a round; while retrying after a failure the state says the failure instead. */
+  function progress(state: SyncStatus['state'], view?: SyncView, error?: SyncStatus['error']) {
+    if (!failing) setStatus(state, view, error)
+  }
+
   function setStatus(state: SyncStatus['state'], view?: SyncView, error?: SyncStatus['error']) {
     const pending = view
       ? Math.max(0, (view.row?.headSeq ?? 0) - (view.state?.canonicalSeq ?? 0))
@@ -177,7 +188,11 @@ function startLoop(
   async function watchLocal(): Promise<void> {
     if (unwatch || stopped.signal.aborted) return
     try {
-      unwatch = await host.engine.watch(sessionId, () => {
+      unwatch = await host.engine.watch(sessionId, (change) => {
+        // Text streaming into a running turn cannot be pushed before the turn ends: only other
+        // commits (a promotion, a turn's end, a head move) wake the loop.
+        if (!change.durable || (!change.reset && change.rows.length > 0 && change.rows.every(streaming)))
+          return
         dirty = true
         poke.abort()
       })
@@ -191,6 +206,9 @@ function startLoop(
     new StreamFailure('fenced', 'another engine on this database took over syncing this session')
 
   async function cutAndPush(): Promise<void> {
+    // A commit from here on sets it again, and the read below may miss it: the pull then reads
+    // without waiting at the tail, and the loop comes round to cut it.
+    dirty = false
     let view = await readSyncView(db, sessionId)
     if (view.state?.epoch !== producer!.epoch) throw fencedHere()
     if (!view.row) return
@@ -205,7 +223,7 @@ function startLoop(
     }
     for (const entry of view.outbox) {
       if (entry.acked || stopped.signal.aborted) continue
-      setStatus('pushing', view)
+      progress('pushing', view)
       const p = producer!
       let seq = entry.sent?.epoch === p.epoch ? entry.sent.seq : p.nextProducerSeq
       if (entry.sent?.epoch !== p.epoch || entry.sent.seq !== seq) {
@@ -242,8 +260,7 @@ function startLoop(
     if (!view.state || view.state.epoch !== producer!.epoch) throw fencedHere()
     const waiting = view.outbox.some((o) => !o.acked)
     const tail = live && upToDate && !dirty && !waiting
-    setStatus(upToDate && !waiting ? 'live' : 'pulling', view)
-    dirty = false
+    progress(upToDate && !waiting ? 'live' : 'pulling', view)
     if (!stopped.signal.aborted) poke = new AbortController()
     let read: Awaited<ReturnType<typeof readStream>>
     try {
@@ -277,6 +294,7 @@ function startLoop(
     }
     const after = await readSyncView(db, sessionId)
     const dropped = plan.dropped[0]
+    failing = false
     setStatus(
       upToDate && !after.outbox.some((o) => !o.acked) ? 'live' : 'pulling',
       after,
@@ -303,9 +321,13 @@ function startLoop(
         await cutAndPush()
         const settled = await pull()
         attempt = 0
+        if (failing) {
+          failing = false
+          setStatus(upToDate ? 'live' : 'pulling')
+        }
         firstDone()
         // A local turn is running: its events go out (and others' come in) once it ends.
-        if (!settled) await sleep(pollMs, poke.signal)
+        if (!settled) await sleep(pollMs, stopped.signal)
       } catch (error) {
         if (stopped.signal.aborted) break
         const failure =
@@ -324,6 +346,7 @@ function startLoop(
           setStatus('error', view, detail)
           break
         }
+        failing = true
         setStatus(failure.kind === 'bad_response' ? 'error' : 'offline', view, detail)
         firstDone()
         const wait = retryDelay(attempt++, {

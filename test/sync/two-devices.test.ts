@@ -113,3 +113,37 @@ test('a rewind and the branch after it reach the other device with the same rows
     { index: 1, count: 2 },
   ])
 })
+
+test('a turn still running stays on its device; it is pushed whole when it ends', async () => {
+  const a = make('a')
+  const b = make('b')
+  const { id } = await a.engine.createSession({ title: 'running' })
+  await a.engine.sync(id, { url: server.url })
+  await b.engine.sync(id, { url: server.url })
+  await converged([a, b], id)
+  const headBefore = (await b.engine.getSession(id))!.headSeq
+  await a.engine.admit(id, { text: 'long one', delivery: 'queue' })
+  const [prompt] = await a.engine.promote(id, 'settled')
+  const t = prompt!.turn
+  await a.engine.append(id, [
+    { type: 'step/start', data: { turn: t, step: 1 } },
+    { type: 'assistant/start', data: { messageId: 'long-answer', turn: t, step: 1 } },
+    { type: 'assistant/delta', data: { messageId: 'long-answer', text: 'part one, ' } },
+  ])
+  await new Promise((r) => setTimeout(r, 300))
+  // turn/start, user/message, step/start, assistant/start, assistant/delta
+  expect((await a.engine.syncStatus(id))?.pending).toBe(5)
+  expect((await b.engine.getSession(id))!.headSeq).toBe(headBefore)
+  await a.engine.append(id, [
+    { type: 'assistant/delta', data: { messageId: 'long-answer', text: 'part two' } },
+    { type: 'assistant/end', data: { messageId: 'long-answer', finish: 'stop' } },
+    { type: 'step/end', data: { turn: t, step: 1 } },
+    { type: 'turn/end', data: { turn: t, reason: 'completed' } },
+  ])
+  await converged([a, b], id)
+  const { rows } = await expectSameSession([a, b], id)
+  expect(rows.at(-1)).toMatchObject({
+    id: 'long-answer',
+    parts: [{ type: 'text', text: 'part one, part two' }],
+  })
+})
