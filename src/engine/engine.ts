@@ -330,6 +330,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     deleteSession: guard('deleteSession', async (sessionId) => {
       const id = sessionIdOf(sessionId)
+      // A sync still running would pull the session back from its stream.
+      await syncer?.unsync(id)
       await inWrite(db, async () => {
         if (!(await getSessionRow(db, id))) throw notFound(id)
         await deleteSessionData(db, id)
