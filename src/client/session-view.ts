@@ -35,6 +35,7 @@ import {
   OutlineRequest,
 } from '../schema/requests'
 import type { OutlineSlice, TurnOutlineEntry } from '../schema/session'
+import type { SyncStatus } from '../schema/sync'
 import { createTurnRail } from '../view/rail'
 import { Inbox } from './inbox'
 import { createJump } from './jump'
@@ -291,6 +292,9 @@ export function createSessionView(
   }
 
   /** Rebuilds the snapshot from the parts; keeps the old one (and every unchanged part) when equal. */
+  /** The session's sync status as the engine last said (docs/decisions/0036). */
+  let sync: SyncStatus | undefined
+
   function publish(): void {
     // Whatever publishes shows the feed's changes that wait for a frame too.
     applyQueued()
@@ -314,6 +318,7 @@ export function createSessionView(
       loadingOlder: busy > 0,
     }
     if (error !== undefined) next.error = error
+    if (sync !== undefined) next.sync = sync
     if (!shallowEqual(next, store.get())) store.set(Object.freeze(next))
   }
 
@@ -369,6 +374,10 @@ export function createSessionView(
   }
 
   function applyChange(change: SessionChange, owned?: WeakSet<readonly TimelineRow[]>): void {
+    if (change.sync !== undefined) {
+      sync = change.sync // a sync status change carries nothing else
+      return
+    }
     if (change.halted) {
       const { reason, message } = change.halted
       status = reason === 'upgraded' ? 'upgraded' : 'error'

@@ -45,7 +45,7 @@ import {
   WatchOptions,
 } from '../schema/requests'
 import { CreateSessionRequest } from '../schema/session'
-import { SyncOptions } from '../schema/sync'
+import { SyncOptions, type SyncStatus } from '../schema/sync'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { readAttachment, storeAttachments } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
@@ -747,6 +747,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           // While nobody watched, other engines' notes were ignored: publish whatever the cache
           // missed (and what another engine committed while this load was reading).
           void catchUp(entry)
+          // A synced session's status, so a view shows it before it next changes.
+          void syncer
+            ?.status(id)
+            .then((status) => status && publishSync(id, status))
+            .catch(() => undefined)
           return unsubscribe
         })
       },
@@ -910,6 +915,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     noteSessions()
   }
 
+  /** A sync status change, to the session's watchers (a change that carries nothing else). */
+  function publishSync(sessionId: string, status: SyncStatus): void {
+    const entry = entries.get(sessionId)
+    if (!entry?.snap || closed || entry.feed.size === 0) return
+    const headSeq = entry.snap.row.headSeq
+    entry.feed.push({ sessionId, durable: true, headSeq, rows: [], inputs: [], views: {}, sync: status })
+  }
+
   function syncDriver(): SyncDriver {
     if (syncer) return syncer
     throw new SessionlineError(
@@ -964,7 +977,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
-  const syncer = options.sync?.attach({ engine, db, now, putFolds, logRewritten })
+  const syncer = options.sync?.attach({ engine, db, now, putFolds, logRewritten, publishStatus: publishSync })
   const runner = createRunner(host, {
     provider: options.provider,
     tools: options.tools,

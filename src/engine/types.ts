@@ -88,6 +88,11 @@ export interface SessionChange {
    * Every later call rejects `storage_unavailable` with the same `details.reason`.
    */
   halted?: { reason: StorageLoss; message: string }
+  /**
+   * The session's sync status changed (`sessionline/sync`, docs/decisions/0036); such a change
+   * carries nothing else. Also sent once to a new watcher of a synced session.
+   */
+  sync?: SyncStatus
 }
 export type ChangeListener = (change: SessionChange) => void
 export type Unsubscribe = () => void
@@ -238,6 +243,8 @@ export interface SyncHost {
   putFolds(sessionId: string, throughSeq: number, folds: Folds): Promise<unknown> | undefined
   /** Sync rewrote or created a session's log: caches reload it, watchers get a reset, peers are told. */
   logRewritten(sessionId: string): Promise<void>
+  /** Tells the session's watchers its sync status changed (a change with `sync` only). */
+  publishStatus(sessionId: string, status: SyncStatus): void
 }
 
 /** A sync implementation an engine plugs in (`createSessionSync()` of `sessionline/sync`). */

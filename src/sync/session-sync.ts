@@ -177,12 +177,15 @@ function startLoop(
       ? Math.max(0, (view.row?.headSeq ?? 0) - (view.state?.canonicalSeq ?? 0))
       : loop.status.pending
     const skipped = view?.state?.skipped ?? loop.status.skipped ?? 0
-    loop.status = {
+    const next: SyncStatus = {
       state,
       pending,
       ...(skipped > 0 ? { skipped } : {}),
       ...(error ? { error } : {}),
     }
+    const changed = JSON.stringify(next) !== JSON.stringify(loop.status)
+    loop.status = next
+    if (changed) host.publishStatus(sessionId, { ...next })
   }
 
   async function watchLocal(): Promise<void> {
@@ -191,8 +194,9 @@ function startLoop(
       unwatch = await host.engine.watch(sessionId, (change) => {
         // Text streaming into a running turn cannot be pushed before the turn ends: only other
         // commits (a promotion, a turn's end, a head move) wake the loop.
-        if (!change.durable || (!change.reset && change.rows.length > 0 && change.rows.every(streaming)))
-          return
+        // A status change (ours) is not a commit either.
+        if (change.sync !== undefined || !change.durable) return
+        if (!change.reset && change.rows.length > 0 && change.rows.every(streaming)) return
         dirty = true
         poke.abort()
       })

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest'
+import { createSessionView } from '../../src/client/session-view'
 import {
   allRows,
   answerNext,
@@ -146,4 +147,41 @@ test('a turn still running stays on its device; it is pushed whole when it ends'
     id: 'long-answer',
     parts: [{ type: 'text', text: 'part one, part two' }],
   })
+})
+
+test("a view's snapshot carries the session's sync status, and follows it", async () => {
+  const a = make('a')
+  const { id } = await a.engine.createSession({ title: 'seen' })
+  await a.engine.sync(id, { url: server.url })
+  await converged([a], id)
+  // Opened after the sync started: the engine sends the status it has to the new watcher.
+  const view = createSessionView(a.engine, id)
+  const until = (check: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      if (check()) return resolve()
+      const timer = setTimeout(
+        () => reject(new Error(`snapshot: ${JSON.stringify(view.getSnapshot().sync)}`)),
+        10_000,
+      )
+      const stop = view.subscribe(() => {
+        if (!check()) return
+        clearTimeout(timer)
+        stop()
+        resolve()
+      })
+    })
+  try {
+    await until(() => view.getSnapshot().sync?.state === 'live')
+    expect(view.getSnapshot().sync).toEqual(await a.engine.syncStatus(id))
+    a.net.offline = true
+    await turn(a.engine, id, 'while offline')
+    // The turn's events are counted as the retries find them waiting.
+    await until(
+      () => view.getSnapshot().sync?.state === 'offline' && (view.getSnapshot().sync?.pending ?? 0) > 0,
+    )
+    a.net.offline = false
+    await until(() => view.getSnapshot().sync?.state === 'live' && view.getSnapshot().sync?.pending === 0)
+  } finally {
+    view.dispose()
+  }
 })
