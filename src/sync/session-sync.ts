@@ -90,6 +90,13 @@ function createDriver(host: SyncHost, options: SessionSyncOptions): SyncDriver {
   const loops = new Map<string, Loop>()
   return {
     async sync(sessionId: string, request: SyncOptions): Promise<SyncStatus> {
+      const info = await host.engine.getSession(sessionId)
+      if (info && info.source !== 'native')
+        throw new SessionlineError(
+          'invalid_state',
+          `session ${sessionId} was imported from ${info.source}: only native sessions sync (fork it to continue it here)`,
+          { sessionId, source: info.source },
+        )
       const running = loops.get(sessionId)
       if (running && running.url === request.url) return { ...running.status }
       if (running) {

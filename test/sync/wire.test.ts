@@ -2,6 +2,8 @@
  * The sync verbs cross the worker boundary like every engine call: through Comlink, a synced
  * session's status comes back, and an engine made without sync answers a typed `invalid_state`.
  */
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createEngine } from '../../src/engine/engine'
@@ -55,6 +57,22 @@ test('sync, syncStatus and unsync through Comlink', async () => {
     expect(await engine.syncStatus(id)).toBeUndefined()
     const bad = await engine.sync(id, { url: 'not a url' }).catch((e: unknown) => e)
     expect(isSessionlineError(bad) && bad.code).toBe('invalid_input')
+  } finally {
+    await close()
+  }
+})
+
+test('an imported session does not sync: invalid_state, nothing started', async () => {
+  const { engine, close } = await remote(true)
+  try {
+    const text = readFileSync(
+      fileURLToPath(new URL('../import/fixtures/pi/tree-v3-branch-compaction.jsonl', import.meta.url)),
+      'utf8',
+    )
+    const imported = await engine.importTranscript({ text, name: 'tree.jsonl' })
+    const error = await engine.sync(imported.id, { url: server.url }).catch((e: unknown) => e)
+    expect(isSessionlineError(error) && error.code).toBe('invalid_state')
+    expect(await engine.syncStatus(imported.id)).toBeUndefined()
   } finally {
     await close()
   }
