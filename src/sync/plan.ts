@@ -169,11 +169,12 @@ export function planPull(
   }
   const base = { sessionId, expectRev: view.row?.rev, epoch: state.epoch, state: next }
   const confirmed = arrived.every((e, i) => local[c + i] !== undefined && sameEvent(e, local[c + i]!))
-  // A history verb rewrites the branch places of rows around it as it runs, which a replay of the
-  // log places by the whole tree (docs/decisions/0033): once such a verb is canonical, the rows
-  // are rebuilt here too, so every device stores the replay's rows.
-  const verb = arrived.some((e) => e.type === 'history/head' || e.type === 'history/compact')
-  if (confirmed && !verb) {
+  // In a branched session the rows a device wrote as it went carry branch places the way the
+  // verbs and the write path left them (an inactive row's count may lag, docs/decisions/0033),
+  // while a replay places every row by the whole tree: once anything of a branched session is
+  // canonical, its rows are rebuilt here too, so every device stores the replay's rows.
+  const branched = canon.folds.branching.branched === true && arrived.length > 0
+  if (confirmed && !branched) {
     return { kind: 'commit', commit: { ...base, outbox: remaining }, rewritten: false, dropped: [] }
   }
   // Rewrite: the canonical log, then this device's batches the stream has not folded yet.

@@ -1,7 +1,8 @@
 /**
  * Property: 2–3 devices (engines on their own databases) share a session through the real
- * Durable Streams server, each writing turns, rewinding, going offline and meeting faults (an
- * answer lost after the commit, a request lost, a busy server) in a random order. Once all are
+ * Durable Streams server, each writing turns, rewinding, going offline, restarting and meeting
+ * faults (an answer lost after the commit, a request lost, a busy server, garbage in the
+ * stream) in a random order. Once all are
  * online they hold the same events, rows and head; every turn written is there once; and a row
  * seen while its device was live with nothing pending kept its seq.
  */
@@ -35,6 +36,8 @@ const Op = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('rewind' as const), d: fc.nat(2), pick: fc.nat(10) }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('settle' as const), d: fc.nat(2) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const), d: fc.nat(2) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('garbage' as const), d: fc.nat(2) }) },
 )
 
 /** Breaks the device's next POST once, as `fault` says. */
@@ -84,6 +87,18 @@ test('devices that write, rewind, go offline and meet faults converge to one log
               )
               const target = users[op.pick % users.length]
               if (target) await d.engine.rewind(id, target.id)
+            } else if (op.kind === 'restart') {
+              // The worker dies (its sync mid-round, perhaps mid-request) and a new one opens the database.
+              await d.engine.close()
+              const next = device(d.name, { dbName: d.dbName, net: d.net })
+              devices[op.d % count] = next
+              await next.engine.sync(id, { url: server.url })
+            } else if (op.kind === 'garbage') {
+              await fetch(`${server.url}/v1/stream/sessionline/${id}`, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify([{ garbage: op.d }]),
+              })
             } else if (!d.net.offline) {
               await converged([d], id)
               remember(await allRows(d.engine, id))
@@ -102,9 +117,9 @@ test('devices that write, rewind, go offline and meet faults converge to one log
       },
     ),
     {
-      numRuns: 12,
+      numRuns: Number(process.env.SYNC_RUNS ?? 12),
       endOnFailure: true,
       ...(process.env.SYNC_SEED ? { seed: Number(process.env.SYNC_SEED) } : {}),
     },
   )
-}, 120_000)
+}, 600_000)

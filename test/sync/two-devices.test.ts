@@ -185,3 +185,25 @@ test("a view's snapshot carries the session's sync status, and follows it", asyn
     view.dispose()
   }
 })
+
+test('after a rewind on one device, a plain turn on the other leaves the same rows on both', async () => {
+  const a = make('a')
+  const b = make('b')
+  const { id } = await a.engine.createSession({ title: 'branched' })
+  await turn(a.engine, id, 'one')
+  await a.engine.sync(id, { url: server.url })
+  await b.engine.sync(id, { url: server.url })
+  await converged([a, b], id)
+  const first = (await allRows(a.engine, id)).find((r) => r.role === 'user')!
+  await a.engine.rewind(id, first.id)
+  await converged([a, b], id)
+  // b's turn is a new root beside 'one': b's write path stamps its own place, and the sibling
+  // it joins (inactive) keeps a count that lags, where a replay counts both.
+  await turn(b.engine, id, 'another start')
+  await converged([a, b], id)
+  const { rows } = await expectSameSession([a, b], id)
+  expect(rows.filter((r) => r.role === 'user').map((r) => r.branch)).toEqual([
+    { index: 0, count: 2 },
+    { index: 1, count: 2 },
+  ])
+})
