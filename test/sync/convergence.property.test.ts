@@ -1,6 +1,6 @@
 /**
  * Property: 2–3 devices (engines on their own databases) share a session through the real
- * Durable Streams server, each writing turns, rewinding, going offline, restarting and meeting
+ * Durable Streams server, each writing turns, rewinding, compacting, going offline, restarting and meeting
  * faults (an answer lost after the commit, a request lost, a busy server, garbage in the
  * stream) in a random order. Once all are
  * online they hold the same events, rows and head; every turn written is there once; and a row
@@ -37,6 +37,7 @@ const Op = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('settle' as const), d: fc.nat(2) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const), d: fc.nat(2) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('compact' as const), d: fc.nat(2) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('garbage' as const), d: fc.nat(2) }) },
 )
 
@@ -69,6 +70,7 @@ test('devices that write, rewind, go offline and meet faults converge to one log
           for (const d of devices) await d.engine.sync(id, { url: server.url })
           await converged(devices, id)
           let turns = 1
+          let summaries = 0
           const shown = new Map<string, number>()
           const remember = (rows: SessionMessage[]) => {
             for (const r of rows) shown.set(r.id, r.seq)
@@ -87,6 +89,9 @@ test('devices that write, rewind, go offline and meet faults converge to one log
               )
               const target = users[op.pick % users.length]
               if (target) await d.engine.rewind(id, target.id)
+            } else if (op.kind === 'compact') {
+              await d.engine.compact(id, { summary: `summary by ${d.name}` })
+              summaries++
             } else if (op.kind === 'restart') {
               // The worker dies (its sync mid-round, perhaps mid-request) and a new one opens the database.
               await d.engine.close()
@@ -110,6 +115,7 @@ test('devices that write, rewind, go offline and meet faults converge to one log
           // Every turn written is there once: its prompt and its answer.
           expect(rows.filter((r) => r.role === 'user')).toHaveLength(turns)
           expect(rows.filter((r) => r.role === 'assistant')).toHaveLength(turns)
+          expect(rows.filter((r) => r.role === 'summary')).toHaveLength(summaries)
           for (const [rowId, seq] of shown) expect(rows.find((r) => r.id === rowId)?.seq, rowId).toBe(seq)
         } finally {
           await Promise.all(devices.map((d) => d.engine.close()))
