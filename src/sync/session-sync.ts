@@ -344,7 +344,7 @@ function startLoop(
         const failure =
           error instanceof StreamFailure
             ? error
-            : new StreamFailure('refused', (error as Error)?.message ?? String(error))
+            : new StreamFailure('local', (error as Error)?.message ?? String(error))
         const detail = { code: failure.kind, message: failure.message }
         const view = await readSyncView(db, sessionId).catch(() => undefined)
         // Terminal: a newer engine owns the pushing, or the stream is gone or refuses us. The
@@ -358,7 +358,8 @@ function startLoop(
           break
         }
         failing = true
-        setStatus(failure.kind === 'bad_response' ? 'error' : 'offline', view, detail)
+        const retried = failure.kind === 'bad_response' || failure.kind === 'local' ? 'error' : 'offline'
+        setStatus(retried, view, detail)
         firstDone()
         const wait = retryDelay(attempt++, {
           random,

@@ -31,6 +31,8 @@ export type StreamFailureKind =
   | 'bad_response'
   /** Another 4xx: the server refused the request itself. */
   | 'refused'
+  /** This device's own storage failed (IndexedDB unavailable for a moment): retried. */
+  | 'local'
 
 export class StreamFailure extends Error {
   constructor(
