@@ -27,6 +27,8 @@ export function retryAfterMs(header: string | null | undefined, now: number): nu
   if (header === null || header === undefined || header.trim() === '') return undefined
   const text = header.trim()
   if (/^\d+$/.test(text)) return Number(text) * 1000
+  // An HTTP date names its day or month; a bare number that is not whole seconds is no date.
+  if (!/[a-z]/i.test(text)) return undefined
   const date = Date.parse(text)
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }

@@ -50,7 +50,22 @@ export function planCut(
   let start = from
   let parentHead = headOf(tree)
   let baseTurn = lastTurn
+  const cutAt = (end: number) => {
+    const batch: SyncBatch = {
+      v: SYNC_BATCH_VERSION,
+      kind: 'batch',
+      device: state.deviceId,
+      batchId: newBatchId(),
+      parentHead,
+      baseTurn,
+      events: toSyncEvents(events.slice(start, end)),
+    }
+    entries.push({ sessionId: state.sessionId, fromSeq: start + 1, toSeq: end, batch })
+    start = end
+  }
   let open = false
+  /** The last point after `start` where no turn was open (-1: none yet). */
+  let settledEnd = -1
   for (let i = from; i < events.length; i++) {
     const e = events[i]!
     if (e.type === 'turn/start') {
@@ -58,25 +73,16 @@ export function planCut(
       lastTurn = e.data.turn
     } else if (e.type === 'turn/end') open = false
     tree = evolveTree(tree, e)
-    const end = i + 1
-    const settled = !open
-    const last = end === events.length
-    if (settled && (end - start >= maxEvents || last)) {
-      const batch: SyncBatch = {
-        v: SYNC_BATCH_VERSION,
-        kind: 'batch',
-        device: state.deviceId,
-        batchId: newBatchId(),
-        parentHead,
-        baseTurn,
-        events: toSyncEvents(events.slice(start, end)),
-      }
-      entries.push({ sessionId: state.sessionId, fromSeq: start + 1, toSeq: end, batch })
+    if (open) continue
+    settledEnd = i + 1
+    if (settledEnd - start >= maxEvents) {
+      cutAt(settledEnd)
       parentHead = headOf(tree)
       baseTurn = lastTurn
-      start = end
     }
   }
+  // What settled before a turn still running leaves now; the running turn waits for its end.
+  if (settledEnd > start) cutAt(settledEnd)
   return entries
 }
 
