@@ -32,6 +32,7 @@ import {
 } from '../schema/history'
 import { ImportRequest } from '../schema/import'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
+import type { SessionMessage } from '../schema/messages'
 import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
 import {
@@ -915,6 +916,20 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     noteSessions()
   }
 
+  /** Sync appended others' events after a session's log: like a commit of another engine. */
+  async function logAppended(
+    sessionId: string,
+    rows: readonly SessionMessage[],
+    fromHead: number,
+    toHead: number,
+  ): Promise<void> {
+    const row = await getSessionRow(db, sessionId)
+    if (row) notes.post({ sessionId, rev: row.rev })
+    searchIndex.onRows(sessionId, rows, fromHead, toHead)
+    const entry = entries.get(sessionId)
+    if (entry?.snap) await catchUp(entry)
+  }
+
   /** A sync status change, to the session's watchers (a change that carries nothing else). */
   function publishSync(sessionId: string, status: SyncStatus): void {
     const entry = entries.get(sessionId)
@@ -977,7 +992,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
-  const syncer = options.sync?.attach({ engine, db, now, putFolds, logRewritten, publishStatus: publishSync })
+  const syncer = options.sync?.attach({
+    engine,
+    db,
+    now,
+    putFolds,
+    logRewritten,
+    logAppended,
+    publishStatus: publishSync,
+  })
   const runner = createRunner(host, {
     provider: options.provider,
     tools: options.tools,

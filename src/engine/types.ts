@@ -243,6 +243,16 @@ export interface SyncHost {
   putFolds(sessionId: string, throughSeq: number, folds: Folds): Promise<unknown> | undefined
   /** Sync rewrote or created a session's log: caches reload it, watchers get a reset, peers are told. */
   logRewritten(sessionId: string): Promise<void>
+  /**
+   * Sync appended others' events after the session's log (nothing before `fromHead` changed):
+   * the rows they made go to the search index, caches move forward, peers are told.
+   */
+  logAppended(
+    sessionId: string,
+    rows: readonly SessionMessage[],
+    fromHead: number,
+    toHead: number,
+  ): Promise<void>
   /** Tells the session's watchers its sync status changed (a change with `sync` only). */
   publishStatus(sessionId: string, status: SyncStatus): void
 }

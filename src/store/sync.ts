@@ -142,7 +142,10 @@ export function recordSend(
   })
 }
 
-/** A new log for a session: its row, every event, the rows they make and how to store its folds. */
+/**
+ * A new log for a session (or, as `append`, events added after it): its row, the events, the
+ * rows they make and how to store its folds.
+ */
 export interface RewrittenLog {
   row: SessionRow
   events: readonly StoredEvent[]
@@ -161,6 +164,11 @@ export interface PullCommit {
   state: SyncStateRow
   outbox: readonly SyncOutboxRow[]
   log?: RewrittenLog
+  /**
+   * Events other devices wrote, appended after the log as it stands (nothing of it changes):
+   * the rows they create or change, the session row and folds after them.
+   */
+  append?: RewrittenLog
 }
 
 /**
@@ -184,6 +192,19 @@ export function commitPull(db: SessionlineDb, commit: PullCommit): Promise<boole
           if (commit.outbox.length > 0) await db.syncOutbox.bulkAdd([...commit.outbox])
         }),
     ]
+    if (commit.append) {
+      const { append } = commit
+      await db.projections
+        .where('[sessionId+name]')
+        .between(...range(sessionId))
+        .delete()
+      writes.push(
+        db.sessions.put(append.row),
+        db.events.bulkAdd([...append.events]),
+        append.rows.length > 0 ? db.messages.bulkPut([...append.rows]) : Promise.resolve(),
+        Promise.resolve(append.putFolds()),
+      )
+    }
     if (log) {
       if (row !== undefined && row.source !== 'native')
         throw new SessionlineError(

@@ -11,10 +11,11 @@
  *   const entries = planCut(view, () => nanoid())
  *   const plan = planPull(view, read.messages, read.nextOffset)
  */
-import { foldCheckedEvents, initFolds } from '../core/folds'
+import { foldCheckedEvents, foldEvents, initFolds } from '../core/folds'
 import { evolveTree, headOf, placeRows, replayTree } from '../core/history-tree'
 import { batchKey, canonicalOf, foldBatch, foldMessage, toSyncEvents } from '../core/sync-rebase'
 import type { StoredEvent } from '../schema/events'
+import type { SessionMessage } from '../schema/messages'
 import { SYNC_BATCH_VERSION, type SyncBatch } from '../schema/sync'
 import type { SessionRow, SyncOutboxRow, SyncStateRow } from '../store/db'
 import type { PullCommit, RewrittenLog, SyncView } from '../store/sync'
@@ -99,6 +100,8 @@ export type PullPlan =
       commit: PullCommit
       /** The local log was rewritten (or created): caches and views reload. */
       rewritten: boolean
+      /** Others' events were appended after the log (from `fromHead`): these rows are new or changed. */
+      appended?: { rows: readonly SessionMessage[]; fromHead: number }
       /** This device's batches that no longer fold on the canonical log (their events left the log). */
       dropped: { batchId: string; reason: string }[]
     }
@@ -152,6 +155,7 @@ export function planPull(
   if (local.length > batchedThrough(view)) return { kind: 'not-settled' }
   const c = state.canonicalSeq
   let canon = canonicalOf(sessionId, local.slice(0, c), state.seen)
+  const before = canon
   const arrived: StoredEvent[] = []
   let skipped = state.skipped
   let lastSkip = state.lastSkip
@@ -182,6 +186,31 @@ export function planPull(
   const branched = canon.folds.branching.branched === true && arrived.length > 0
   if (confirmed && !branched) {
     return { kind: 'commit', commit: { ...base, outbox: remaining }, rewritten: false, dropped: [] }
+  }
+  // Others' events after a log that is all canonical, in a session never branched: appended,
+  // folded forward from the canonical folds (no rebuild; caches move forward, no reset).
+  if (view.row && local.length === c && remaining.length === 0 && !branched) {
+    const folded = foldEvents(before.folds, arrived)
+    const last = arrived.at(-1)!
+    const row: SessionRow = {
+      ...view.row,
+      headSeq: canon.seq,
+      updatedAt: Math.max(view.row.updatedAt, last.at),
+      rev: view.row.rev + 1,
+    }
+    const append: RewrittenLog = {
+      row,
+      events: arrived,
+      rows: folded.rows,
+      putFolds: () => putFolds(sessionId, canon.seq, folded.folds),
+    }
+    return {
+      kind: 'commit',
+      commit: { ...base, outbox: [], append },
+      rewritten: false,
+      appended: { rows: folded.rows, fromHead: c },
+      dropped: [],
+    }
   }
   // Rewrite: the canonical log, then this device's batches the stream has not folded yet.
   const events = [...local.slice(0, c), ...arrived]

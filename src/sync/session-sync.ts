@@ -302,6 +302,9 @@ function startLoop(
     if (plan.rewritten) {
       await host.logRewritten(sessionId)
       await watchLocal()
+    } else if (plan.appended) {
+      const { rows, fromHead } = plan.appended
+      await host.logAppended(sessionId, rows, fromHead, plan.commit.state.canonicalSeq)
     }
     const after = await readSyncView(db, sessionId)
     const dropped = plan.dropped[0]

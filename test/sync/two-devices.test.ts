@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createSessionView } from '../../src/client/session-view'
+import type { SessionChange } from '../../src/engine/types'
 import {
   allRows,
   answerNext,
@@ -206,4 +207,37 @@ test('after a rewind on one device, a plain turn on the other leaves the same ro
     { index: 0, count: 2 },
     { index: 1, count: 2 },
   ])
+})
+
+test("another device's turn reaches a watcher as new rows, without a reset, and search finds it", async () => {
+  const a = make('a')
+  const b = make('b')
+  const { id } = await a.engine.createSession({ title: 'appended' })
+  await turn(a.engine, id, 'one')
+  await a.engine.sync(id, { url: server.url })
+  await b.engine.sync(id, { url: server.url })
+  await converged([a, b], id)
+  await a.engine.search('one', { sessionId: id })
+  const changes: SessionChange[] = []
+  const stop = await a.engine.watch(id, (change) => {
+    if (change.sync === undefined) changes.push(change)
+  })
+  try {
+    await turn(b.engine, id, 'zebra crossing')
+    await converged([a, b], id)
+    await expectSameSession([a, b], id)
+    expect(changes.some((c) => c.reset)).toBe(false)
+    const delivered = changes.flatMap((c) => c.rows.map((r) => r.id))
+    const fromB = (await allRows(b.engine, id)).slice(-2).map((r) => r.id)
+    for (const rowId of fromB) expect(delivered).toContain(rowId)
+    const until = Date.now() + 5000
+    let hits = await a.engine.search('zebra', { sessionId: id })
+    while (hits.length === 0 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50))
+      hits = await a.engine.search('zebra', { sessionId: id })
+    }
+    expect(hits.map((h) => h.messageId)).toContain(fromB[0])
+  } finally {
+    stop()
+  }
 })
