@@ -48,8 +48,8 @@ export type SyncBatch = z.infer<typeof SyncBatch>
 
 /** `engine.sync(sessionId, options)`: the Durable Streams server and this device's id. */
 export const SyncOptions = z.strictObject({
-  /** The server's base URL (the stream is `${url}/v1/stream/sessionline/<sessionId>`). */
-  url: z.url(),
+  /** The server's base URL, http or https (the stream is `${url}/v1/stream/sessionline/<sessionId>`). */
+  url: z.url({ protocol: /^https?$/, error: 'url must be an http or https URL' }),
   /** This device's producer id on the stream (default: one made once and kept in the database). */
   deviceId: Id.optional(),
 })

@@ -53,10 +53,14 @@ test('sync, syncStatus and unsync through Comlink', async () => {
     while ((await engine.syncStatus(id))?.state !== 'live' && Date.now() < until)
       await new Promise((r) => setTimeout(r, 20))
     expect(await engine.syncStatus(id)).toEqual({ state: 'live', pending: 0 })
+    // Again with the same server: the running sync answers as it stands, nothing restarts.
+    expect(await engine.sync(id, { url: server.url })).toEqual({ state: 'live', pending: 0 })
     await engine.unsync(id)
     expect(await engine.syncStatus(id)).toBeUndefined()
-    const bad = await engine.sync(id, { url: 'not a url' }).catch((e: unknown) => e)
-    expect(isSessionlineError(bad) && bad.code).toBe('invalid_input')
+    for (const url of ['not a url', 'ftp://127.0.0.1/', 'javascript:alert(1)']) {
+      const bad = await engine.sync(id, { url }).catch((e: unknown) => e)
+      expect(isSessionlineError(bad) && bad.code, url).toBe('invalid_input')
+    }
   } finally {
     await close()
   }
