@@ -90,13 +90,13 @@ export function device(
 }
 
 /** One whole turn with the host's hand: an input admitted and promoted, an answer, the end. */
-export async function turn(engine: Engine, sessionId: string, text: string): Promise<string> {
+export async function turn(engine: Engine, sessionId: string, text: string, tokens = 0): Promise<string> {
   await engine.admit(sessionId, { text, delivery: 'queue' })
-  return answerNext(engine, sessionId)
+  return answerNext(engine, sessionId, tokens)
 }
 
-/** Promotes the oldest queued input into a turn and answers it (`re: <its text>`). */
-export async function answerNext(engine: Engine, sessionId: string): Promise<string> {
+/** Promotes the oldest queued input into a turn and answers it (`re: <its text>`), its step costing `tokens`. */
+export async function answerNext(engine: Engine, sessionId: string, tokens = 0): Promise<string> {
   const [row] = await engine.promote(sessionId, 'settled')
   const t = row!.turn
   const text = row!.parts[0]?.type === 'text' ? row!.parts[0].text : ''
@@ -106,7 +106,10 @@ export async function answerNext(engine: Engine, sessionId: string): Promise<str
     { type: 'assistant/start', data: { messageId, turn: t, step: 1 } },
     { type: 'assistant/delta', data: { messageId, text: `re: ${text}` } },
     { type: 'assistant/end', data: { messageId, finish: 'stop' } },
-    { type: 'step/end', data: { turn: t, step: 1 } },
+    {
+      type: 'step/end',
+      data: { turn: t, step: 1, ...(tokens > 0 ? { usage: { input: tokens, output: tokens } } : {}) },
+    },
     { type: 'turn/end', data: { turn: t, reason: 'completed' } },
   ])
   return messageId

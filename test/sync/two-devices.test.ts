@@ -1,6 +1,9 @@
+import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createSessionView } from '../../src/client/session-view'
+import { createEngine } from '../../src/engine/engine'
 import type { SessionChange } from '../../src/engine/types'
+import { immediateSchedule } from '../support/engines'
 import {
   allRows,
   answerNext,
@@ -239,5 +242,47 @@ test("another device's turn reaches a watcher as new rows, without a reset, and 
     expect(hits.map((h) => h.messageId)).toContain(fromB[0])
   } finally {
     stop()
+  }
+})
+
+test('another tab on the rewritten database reloads the session: a reset, then the rows the sync wrote', async () => {
+  const a = make('a')
+  const b = make('b')
+  const { id } = await a.engine.createSession({ title: 'tabs' })
+  await turn(a.engine, id, 'shared')
+  await a.engine.sync(id, { url: server.url })
+  await b.engine.sync(id, { url: server.url })
+  await converged([a, b], id)
+  // A second tab of device a: its own engine on the same database, not syncing.
+  const tab = createEngine({ dbName: a.dbName, indexedDB, IDBKeyRange, schedule: immediateSchedule })
+  try {
+    const changes: SessionChange[] = []
+    const stop = await tab.watch(id, (change) => {
+      changes.push(change)
+    })
+    expect((await allRows(tab, id)).length).toBe(2)
+    a.net.offline = true
+    await turn(a.engine, id, 'a apart', 100)
+    await turn(b.engine, id, 'b apart', 7)
+    await converged([b], id)
+    a.net.offline = false
+    await converged([a, b], id)
+    const { rows } = await expectSameSession([a, b], id)
+    const until = Date.now() + 5000
+    while (JSON.stringify(await allRows(tab, id)) !== JSON.stringify(rows) && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 25))
+    expect(await allRows(tab, id)).toEqual(rows)
+    expect(await tab.events(id, { limit: 1000 })).toEqual(await a.engine.events(id, { limit: 1000 }))
+    expect(changes.some((c) => c.reset)).toBe(true)
+    // Its folds too: a cache moved forward over a changed past would count turns twice.
+    expect(await tab.outline(id)).toEqual(await a.engine.outline(id))
+    expect(await tab.projection(id, 'usage')).toEqual({ input: 107, output: 107, calls: 2 })
+    expect(await a.engine.projection(id, 'usage')).toEqual({ input: 107, output: 107, calls: 2 })
+    expect((await tab.context(id)).rows.map((r) => r.id)).toEqual(
+      (await a.engine.context(id)).rows.map((r) => r.id),
+    )
+    stop()
+  } finally {
+    await tab.close()
   }
 })
