@@ -300,6 +300,10 @@ class LiveSessionView implements SessionView {
   }
 
   #applyChange(change: SessionChange, owned?: WeakSet<readonly MessageRow[]>): void {
+    if (change.sync !== undefined) {
+      this.#dispatch({ type: 'sync', status: change.sync }) // a sync status change carries nothing else
+      return
+    }
     if (change.halted) {
       const { reason, message } = change.halted
       this.#dispatch({

@@ -13,6 +13,7 @@ import type {
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
+import type { SyncStatus } from '../schema/sync'
 import type { RailItem } from '../view/rail'
 
 /** State of an input the page admitted and the transcript has not taken yet. */
@@ -94,6 +95,8 @@ export interface TimelineSnapshot {
   headSeq: number
   hasOlder: boolean
   loadingOlder: boolean
+  /** The session's sync status, once the engine syncs it (`engine.sync`, docs/decisions/0036). */
+  sync?: SyncStatus
 }
 
 export interface SessionView {

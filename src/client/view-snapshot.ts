@@ -119,6 +119,7 @@ export function createSnapshots(): (state: ViewState) => TimelineSnapshot {
       loadingOlder: state.busy > 0,
     }
     if (state.error !== undefined) next.error = state.error
+    if (state.sync !== undefined) next.sync = state.sync
     if (last === undefined || !shallowEqual(next, last)) last = Object.freeze(next)
     return last
   }

@@ -13,6 +13,7 @@ import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
 import type { MessagePage } from '../schema/requests'
 import type { OutlineSlice, TurnOutlineEntry } from '../schema/session'
+import type { SyncStatus } from '../schema/sync'
 import type { InboxInputs } from './inbox'
 import type { TimelineInput, TimelineSnapshot } from './types'
 import {
@@ -49,6 +50,8 @@ export interface ViewState {
   readonly busy: number
   /** The inbox as the page shows it (the `Inbox` owns the receipts and overlays behind it). */
   readonly inbox: InboxInputs
+  /** The session's sync status as the engine last said (docs/decisions/0036); undefined when not synced. */
+  readonly sync: SyncStatus | undefined
 }
 
 /** A page read and what it asked for (the range it covers follows from both). */
@@ -82,6 +85,8 @@ export type ViewAction =
   /** A soft error: the view stays usable, the snapshot carries the error until a load works. */
   | { type: 'failed'; error: unknown }
   | { type: 'inbox'; inputs: InboxInputs }
+  /** The engine said the session's sync status changed. */
+  | { type: 'sync'; status: SyncStatus }
 
 const NO_OUTLINE: readonly TurnOutlineEntry[] = Object.freeze([])
 const NO_INPUTS: readonly TimelineInput[] = Object.freeze([])
@@ -96,6 +101,7 @@ export function initialViewState(filter: WindowFilter): ViewState {
     outline: { all: NO_OUTLINE, start: 0, headSeq: -1, shown: NO_OUTLINE },
     busy: 0,
     inbox: { steers: NO_INPUTS, queued: NO_INPUTS },
+    sync: undefined,
   }
 }
 
@@ -199,6 +205,8 @@ export function reduceView(state: ViewState, action: ViewAction): ViewState {
       return { ...state, error: asSessionlineError(action.error) }
     case 'inbox':
       return action.inputs === state.inbox ? state : { ...state, inbox: action.inputs }
+    case 'sync':
+      return { ...state, sync: action.status }
   }
 }
 

@@ -32,6 +32,7 @@ import {
 } from '../schema/history'
 import { ImportRequest } from '../schema/import'
 import { AdmitRequest, EditRequest, type InputReceipt } from '../schema/inputs'
+import type { SessionMessage } from '../schema/messages'
 import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
 import {
@@ -45,6 +46,7 @@ import {
   WatchOptions,
 } from '../schema/requests'
 import { CreateSessionRequest, type SessionInfo } from '../schema/session'
+import { SyncOptions, type SyncStatus } from '../schema/sync'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { readAttachment, storeAttachments } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
@@ -79,7 +81,15 @@ import { createSessionCache, notFound, type Snapshot, sameReceipt } from './sess
 import { exportSessionFrom, importSessionline, sessionlineBytes } from './session-files'
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
-import type { Engine, ProjectionName, ProjectionViews, RunnerHost, Unsubscribe } from './types'
+import type {
+  Engine,
+  ProjectionName,
+  ProjectionViews,
+  RunnerHost,
+  SessionSync,
+  SyncDriver,
+  Unsubscribe,
+} from './types'
 import { createWritePath } from './write-path'
 
 export interface EngineOptions extends ConnectionOptions {
@@ -128,6 +138,11 @@ export interface EngineOptions extends ConnectionOptions {
    * context (docs/decisions/0033, amendment). Default: none.
    */
   compaction?: CompactionBudget
+  /**
+   * Session sync through a Durable Streams server: `createSessionSync()` of `sessionline/sync`
+   * (docs/decisions/0036). Default: none (`sync` is `invalid_state`).
+   */
+  sync?: SessionSync
 }
 
 const ProjectionNameSchema = z.enum(['turnOutline', 'usage', 'pending'])
@@ -327,6 +342,8 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     deleteSession: guard('deleteSession', async (sessionId) => {
       const id = sessionIdOf(sessionId)
+      // A sync still running would pull the session back from its stream.
+      await syncer?.unsync(id)
       await inWrite(db, async () => {
         if (!(await getSessionRow(db, id))) throw notFound(id)
         await deleteSessionData(db, id)
@@ -748,6 +765,11 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           // While nobody watched, other engines' notes were ignored: publish whatever the cache
           // missed (and what another engine committed while this load was reading).
           void catchUp(entry)
+          // A synced session's status, so a view shows it before it next changes.
+          void syncer
+            ?.status(id)
+            .then((status) => status && publishSync(id, status))
+            .catch(() => undefined)
           return unsubscribe
         })
       },
@@ -834,9 +856,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     search: guard('search', (query, request) => searchIndex.search(query, request)),
 
+    sync: guard('sync', async (sessionId, options) =>
+      syncDriver().sync(sessionIdOf(sessionId), parseOrThrow(SyncOptions, options, 'sync options')),
+    ),
+    unsync: guard('unsync', async (sessionId) => syncDriver().unsync(sessionIdOf(sessionId))),
+    syncStatus: guard('syncStatus', async (sessionId) => syncer?.status(sessionIdOf(sessionId))),
+
     close: async () => {
       if (closed) return
       try {
+        await syncer?.close()
         await runner.close()
         await searchIndex.close()
       } finally {
@@ -894,6 +923,48 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     if (entry?.snap) await catchUp(entry)
   }
 
+  /** Sync rewrote or created a session's log: like a re-import, caches reload and peers are told. */
+  async function logRewritten(sessionId: string): Promise<void> {
+    const row = await getSessionRow(db, sessionId)
+    if (row) notes.post({ sessionId, rev: row.rev })
+    history.forget(sessionId)
+    await searchIndex.forget(sessionId)
+    searchIndex.refresh(sessionId)
+    const entry = entries.get(sessionId)
+    if (entry?.snap) await catchUp(entry)
+    noteSessions()
+  }
+
+  /** Sync appended others' events after a session's log: like a commit of another engine. */
+  async function logAppended(
+    sessionId: string,
+    rows: readonly SessionMessage[],
+    fromHead: number,
+    toHead: number,
+  ): Promise<void> {
+    const row = await getSessionRow(db, sessionId)
+    if (row) notes.post({ sessionId, rev: row.rev })
+    searchIndex.onRows(sessionId, rows, fromHead, toHead)
+    const entry = entries.get(sessionId)
+    if (entry?.snap) await catchUp(entry)
+  }
+
+  /** A sync status change, to the session's watchers (a change that carries nothing else). */
+  function publishSync(sessionId: string, status: SyncStatus): void {
+    const entry = entries.get(sessionId)
+    if (!entry?.snap || closed || entry.feed.size === 0) return
+    const headSeq = entry.snap.row.headSeq
+    entry.feed.push({ sessionId, durable: true, headSeq, rows: [], inputs: [], views: {}, sync: status })
+  }
+
+  function syncDriver(): SyncDriver {
+    if (syncer) return syncer
+    throw new SessionlineError(
+      'invalid_state',
+      'this engine has no sync: create it with createEngine({ sync: createSessionSync() }) from sessionline/sync',
+    )
+  }
+
   function notifyInput(sessionId: string): void {
     for (const listener of [...inputListeners]) {
       try {
@@ -940,6 +1011,15 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
+  const syncer = options.sync?.attach({
+    engine,
+    db,
+    now,
+    putFolds,
+    logRewritten,
+    logAppended,
+    publishStatus: publishSync,
+  })
   const runner = createRunner(host, {
     provider: options.provider,
     tools: options.tools,

@@ -1,5 +1,5 @@
 /**
- * The history verbs on the engine (DESIGN.md §11, docs/decisions/0033): read → decide → commit →
+ * The history verbs on the engine (docs/architecture.md §11, docs/decisions/0033): read → decide → commit →
  * publish, like every write, in one readwrite transaction of their own. Besides the events the
  * decider (core/history-decide) gives, a verb rewrites in the same transaction the stored rows
  * whose visibility the head move changes, and the `branch` of the siblings of a row it creates;
@@ -324,7 +324,7 @@ export function createHistory({
       const row = await getSessionRow(db, sessionId)
       if (!row) throw notFound(sessionId)
       if (row.source !== 'native') {
-        // An import derived its visibility from its own tree (DESIGN.md §8), without a log.
+        // An import derived its visibility from its own tree (docs/architecture.md §8), without a log.
         return { rows: contextOfVisible(await rowsFrom(db, sessionId, 1, undefined, false), false) }
       }
       const tree = await treeOf(row)

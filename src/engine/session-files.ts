@@ -1,5 +1,5 @@
 /**
- * Exporting a session as a file and importing a `sessionline` export back (DESIGN.md §11,
+ * Exporting a session as a file and importing a `sessionline` export back (docs/architecture.md §11,
  * docs/decisions/0032). What happens outside transactions lives here: reading Blobs, base64,
  * hashing, folding the log; the store reads and writes the session whole (store/session-files).
  *

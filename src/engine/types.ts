@@ -1,3 +1,4 @@
+import type { Folds } from '../core/folds'
 import type { TurnState } from '../core/transcript'
 import type { ApprovalAnswer, RevokeToolApproval, ToolApprovals } from '../schema/approvals'
 import type { Delivery, Json, Usage } from '../schema/common'
@@ -34,6 +35,8 @@ import type {
   TurnOutlineEntry,
   UsageTotals,
 } from '../schema/session'
+import type { SyncOptions, SyncStatus } from '../schema/sync'
+import type { SessionlineDb } from '../store/db'
 
 /** Views of the built-in projections, by name. */
 export interface ProjectionViews {
@@ -86,6 +89,11 @@ export interface SessionChange {
    * Every later call rejects `storage_unavailable` with the same `details.reason`.
    */
   halted?: { reason: StorageLoss; message: string }
+  /**
+   * The session's sync status changed (`sessionline/sync`, docs/decisions/0036); such a change
+   * carries nothing else. Also sent once to a new watcher of a synced session.
+   */
+  sync?: SyncStatus
 }
 export type ChangeListener = (change: SessionChange) => void
 export type Unsubscribe = () => void
@@ -220,6 +228,54 @@ export interface Engine {
    */
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>
 
+  /**
+   * Starts syncing one session with a Durable Streams server (`sessionline/sync`,
+   * docs/decisions/0036); idempotent. A session this database does not hold yet is pulled and
+   * created. `invalid_state` when the engine was made without `sync`.
+   */
+  sync(sessionId: string, options: SyncOptions): Promise<SyncStatus>
+  /** Stops syncing the session (its log, cursor and outbox stay; `sync` resumes). */
+  unsync(sessionId: string): Promise<void>
+  /** Where the session's sync stands; undefined when this engine does not sync it. */
+  syncStatus(sessionId: string): Promise<SyncStatus | undefined>
+
+  close(): Promise<void>
+}
+
+/** What session sync needs of the engine it runs in (the engine builds it for `createEngine({sync})`). */
+export interface SyncHost {
+  readonly engine: Engine
+  readonly db: SessionlineDb
+  now(): number
+  /** Stores a session's folds through `throughSeq` in the running transaction. */
+  putFolds(sessionId: string, throughSeq: number, folds: Folds): Promise<unknown> | undefined
+  /** Sync rewrote or created a session's log: caches reload it, watchers get a reset, peers are told. */
+  logRewritten(sessionId: string): Promise<void>
+  /**
+   * Sync appended others' events after the session's log (nothing before `fromHead` changed):
+   * the rows they made go to the search index, caches move forward, peers are told.
+   */
+  logAppended(
+    sessionId: string,
+    rows: readonly SessionMessage[],
+    fromHead: number,
+    toHead: number,
+  ): Promise<void>
+  /** Tells the session's watchers its sync status changed (a change with `sync` only). */
+  publishStatus(sessionId: string, status: SyncStatus): void
+}
+
+/** A sync implementation an engine plugs in (`createSessionSync()` of `sessionline/sync`). */
+export interface SessionSync {
+  attach(host: SyncHost): SyncDriver
+}
+
+/** The engine's sync verbs, served by the attached implementation. */
+export interface SyncDriver {
+  sync(sessionId: string, options: SyncOptions): Promise<SyncStatus>
+  unsync(sessionId: string): Promise<void>
+  status(sessionId: string): Promise<SyncStatus | undefined>
+  /** Stops every session's sync; awaited before the engine closes its database. */
   close(): Promise<void>
 }
 

@@ -1,5 +1,5 @@
 /**
- * What the history verbs take and answer on the engine's surface (DESIGN.md §11,
+ * What the history verbs take and answer on the engine's surface (docs/architecture.md §11,
  * docs/decisions/0033).
  */
 import { z } from 'zod'

@@ -75,6 +75,9 @@ export const ENGINE_METHODS = [
   'persist',
   'flush',
   'search',
+  'sync',
+  'unsync',
+  'syncStatus',
   'close',
 ] as const satisfies readonly (keyof Engine)[]
 

@@ -16,6 +16,7 @@ const entries = {
   'sessionline/ai-sdk': { file: 'src/ai-sdk.ts', load: () => import('../../src/ai-sdk') },
   'sessionline/assistant-ui': { file: 'src/assistant-ui.ts', load: () => import('../../src/assistant-ui') },
   'sessionline/worker': { file: 'worker/index.ts', load: () => import('../../worker/index') },
+  'sessionline/sync': { file: 'src/sync.ts', load: () => import('../../src/sync') },
 } as const
 
 type EntryName = keyof typeof entries

@@ -23,8 +23,10 @@ export const IDLE_EVICT_MS = 30_000
  * Whether two rows of one session id belong to the same session: one deleted and created again
  * with that id (in another tab, say) starts its `rev` over, and only its `createdAt` tells the
  * two apart (a recreation within the same millisecond as the first creation would not be seen).
+ * A log that session sync rewrote past its canonical prefix (`rebased`) is another log too.
  */
-export const sameIncarnation = (a: SessionRow, b: SessionRow): boolean => a.createdAt === b.createdAt
+export const sameIncarnation = (a: SessionRow, b: SessionRow): boolean =>
+  a.createdAt === b.createdAt && a.rebased === b.rebased
 
 /** Whether `row` is the version `cached` was made from: the same session at the same `rev`. */
 export const sameVersion = (cached: SessionRow, row: SessionRow): boolean =>
