@@ -20,6 +20,7 @@ export default defineConfig({
         'ai-sdk': entry('./src/ai-sdk.ts'),
         'assistant-ui': entry('./src/assistant-ui.ts'),
         worker: entry('./worker/index.ts'),
+        sync: entry('./src/sync.ts'),
       },
       formats: ['es'],
     },

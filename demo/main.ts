@@ -1,4 +1,6 @@
 import {
+  type AttachmentUrls,
+  attachmentUrls,
   connect,
   type Delivery,
   describeSkipped,
@@ -8,7 +10,6 @@ import {
   type SessionView,
   type TimelineSnapshot,
 } from '../src/index'
-import { QueueOrder } from './history/queue-order'
 import { replacedBy, siblingOf } from './history/tree'
 import type { PlaygroundConfigure, PlaygroundModel } from './models'
 import { setUpOffline } from './pwa'
@@ -19,7 +20,7 @@ import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
-import { releaseAttachmentUrls, setAttachmentSource } from './ui/row'
+import { refreshAttachmentImages, setAttachmentUrls } from './ui/row'
 import { SearchBox } from './ui/search'
 import { SessionList } from './ui/session-list'
 import { describeProvider, initialProvider, SettingsDialog } from './ui/settings'
@@ -33,14 +34,24 @@ const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
 }
 
 // --- the library: one worker owns the database, the page only renders snapshots ---
-const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
-const client = connect(worker)
-// Images of file parts are read from the engine: they outlive the page that pasted them.
-setAttachmentSource((attachmentId) => client.attachment(attachmentId))
+// Given a factory, the client replaces a worker that dies (the browser may end one at any time):
+// views re-open and inputs it never acknowledged are sent again.
+let worker: Worker | undefined
+let workersStarted = 0
+const client = connect(() => {
+  workersStarted++
+  worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
+  worker.addEventListener('error', (event) =>
+    showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
+  )
+  return worker
+})
 
 let provider = initialProvider(new URLSearchParams(location.search))
 let sessions: SessionInfo[] = []
 let view: SessionView | undefined
+/** Object URLs of the open view's images, read from the engine (they outlive the page that pasted them). */
+let urls: AttachmentUrls | undefined
 let unsubscribe: (() => void) | undefined
 /** Turn whose rows a rail jump is loading. */
 let jumpingTurn: number | undefined
@@ -53,9 +64,6 @@ function showNotice(message: string | undefined): void {
 }
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 const report = (what: string) => (error: unknown) => showNotice(`${what}: ${messageOf(error)}`)
-worker.addEventListener('error', (event) =>
-  showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
-)
 
 // --- rendering: state changes only schedule; one render per animation frame ---
 let frame = 0
@@ -70,7 +78,7 @@ function render(): void {
   // While a jump pages older rows in, the rows are rendered once, when they are all there.
   if (jumpingTurn === undefined) transcript.render(snapshot.rows)
   transcript.setWindow(snapshot)
-  tray.render(queueOrder.of(view.sessionId, snapshot.queued))
+  tray.render(snapshot.queued)
   const readOnly = readOnlyNote(view.sessionId)
   composer.setState({
     enabled: snapshot.status !== 'error' && snapshot.status !== 'upgraded' && readOnly === undefined,
@@ -113,7 +121,8 @@ function isRunning(snapshot: TimelineSnapshot): boolean {
 }
 
 // --- components ---
-const transcript = new Transcript($('#transcript-host'), {
+const transcriptHost = $('#transcript-host')
+const transcript = new Transcript(transcriptHost, {
   loadOlder: () => void view?.loadOlder().catch(report('Could not load older messages')),
   onScroll: schedule,
   retry: (input) =>
@@ -152,18 +161,11 @@ function onOpen(verb: (sessionId: string) => Promise<unknown>, failure: string, 
   verb(view.sessionId).then(() => follow && transcript.followTail(), report(failure))
 }
 
-/**
- * Moves a pending input between the steers and the queue. An open view does not follow a
- * delivery change yet (it keeps the delivery it was admitted with), so the session is reopened.
- */
+/** Moves a pending input between the steers and the queue; the view shows it moved at once. */
 function changeDelivery(inputId: string, delivery: Delivery): void {
-  onOpen(
-    async (sessionId) => {
-      await client.setDelivery(sessionId, inputId, delivery)
-      if (view?.sessionId === sessionId) await openSession(sessionId, true)
-    },
-    delivery === 'steer' ? 'Could not steer' : 'Could not queue it instead',
-  )
+  void view
+    ?.setDelivery(inputId, delivery)
+    .catch(report(delivery === 'steer' ? 'Could not steer' : 'Could not queue it instead'))
 }
 
 /** "Continue in a new session": the visible path, under new ids, in a native (writable) session. */
@@ -198,14 +200,10 @@ const rail = new Rail($('#rail'), {
 const tray = new QueueTray($('#queue-tray'), {
   cancel: (id) => void view?.cancel(id).catch(report('Could not cancel')),
   edit: (id, text) => void view?.edit(id, text).catch(report('Could not edit')),
-  reorder: (id, before) =>
-    onOpen(async (sessionId) => {
-      await client.reorder(sessionId, id, { before })
-      queueOrder.refresh(sessionId)
-    }, 'Could not reorder the queue'),
+  // The view puts the input in its new place at once, in the engine's order.
+  reorder: (id, before) => void view?.reorder(id, { before }).catch(report('Could not reorder the queue')),
   steer: (id) => changeDelivery(id, 'steer'),
 })
-const queueOrder = new QueueOrder(client, schedule)
 const composer = new Composer(
   {
     form: $<HTMLFormElement>('#composer'),
@@ -224,18 +222,38 @@ const sessionList = new SessionList($('#session-list'), {
 /** Saves the session as a `sessionline` file; dropping it on the import zone restores it whole. */
 async function exportSession(session: SessionInfo): Promise<void> {
   const file = await client.exportSession(session.id)
-  const link = document.createElement('a')
-  link.href = URL.createObjectURL(file)
-  link.download = `${(session.title || 'session').replace(/[^\w .-]+/g, '_')}.sessionline.jsonl`
-  link.click()
-  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+  download(file, `${(session.title || 'session').replace(/[^\w .-]+/g, '_')}.sessionline.jsonl`)
 }
 
 const storagePanel = new StoragePanel($('#storage-panel'), {
   read: () => client.storage(),
   persist: () => client.persist(),
   titleOf: (id) => sessions.find((s) => s.id === id)?.title || 'Untitled',
+  exportAll: () => exportAllSessions().catch(report('Could not export the sessions')),
 })
+
+/**
+ * Saves every session in one file: their `sessionline` exports back to back, which an import
+ * restores all together or not at all (docs/decisions/0032, amendment).
+ */
+async function exportAllSessions(): Promise<void> {
+  const all = await client.listSessions()
+  if (all.length === 0) return showNotice('There are no sessions to export.')
+  const files: Blob[] = []
+  for (const session of all) files.push(await client.exportSession(session.id))
+  download(
+    new Blob(files, { type: 'application/jsonl' }),
+    `sessions-${new Date().toISOString().slice(0, 10)}.sessionline.jsonl`,
+  )
+}
+
+function download(file: Blob, name: string): void {
+  const link = document.createElement('a')
+  link.href = URL.createObjectURL(file)
+  link.download = name
+  link.click()
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+}
 // A database the browser emptied since the last visit is said so, not shown as an empty app.
 void client
   .storage()
@@ -345,12 +363,15 @@ async function openSession(id: string, reopen = false): Promise<void> {
   if (view?.sessionId === id && !reopen) return
   unsubscribe?.()
   view?.dispose()
+  urls?.dispose()
   transcript.reset()
-  releaseAttachmentUrls()
   jumpingTurn = undefined
   const opened = client.open(id, { includeInactive: showSuperseded.checked })
   view = opened
   unsubscribe = opened.subscribe(schedule)
+  urls = attachmentUrls(opened, client)
+  urls.subscribe(() => refreshAttachmentImages(transcriptHost))
+  setAttachmentUrls(urls)
   const session = sessions.find((s) => s.id === id)
   sessionTitle.textContent = session?.title ?? 'Session'
   if (sessionIdFromUrl() !== id)
@@ -408,6 +429,9 @@ async function removeSession(session: SessionInfo): Promise<void> {
     unsubscribe?.()
     view.dispose()
     view = undefined
+    urls?.dispose()
+    urls = undefined
+    setAttachmentUrls(undefined)
     transcript.reset()
   }
   await client.deleteSession(session.id)
@@ -523,13 +547,24 @@ async function start(): Promise<void> {
 // and the open session's id. The library itself exposes nothing on `window`.
 declare global {
   interface Window {
-    __sessionline?: { client: typeof client; readonly sessionId: string | undefined }
+    __sessionline?: {
+      client: typeof client
+      readonly sessionId: string | undefined
+      /** Ends the worker as a browser would (no event); the client starts a fresh one. */
+      killWorker(): void
+      /** Workers started so far. */
+      readonly workers: number
+    }
   }
 }
 window.__sessionline = {
   client,
   get sessionId() {
     return view?.sessionId
+  },
+  killWorker: () => worker?.terminate(),
+  get workers() {
+    return workersStarted
   },
 }
 

@@ -9,6 +9,7 @@
  *   }
  */
 import { useCallback, useRef, useSyncExternalStore } from 'react'
+import type { AttachmentUrls } from './client/attachment-urls'
 import type { SessionView, TimelineSnapshot } from './client/types'
 
 const identity = (snapshot: TimelineSnapshot) => snapshot
@@ -34,4 +35,22 @@ export function useSessionView<T>(
     return value
   }, [view, select])
   return useSyncExternalStore(view.subscribe, get, get)
+}
+
+const noUrls = () => () => undefined
+
+/**
+ * The object URL of attachment `attachmentId` from `urls` (see `attachmentUrls`), re-rendering
+ * when it is made or revoked; undefined while its bytes are read (or when `urls` is undefined).
+ * The cache, not the component, owns the URL: do not revoke it.
+ *
+ * @example
+ *   function Image({ urls, part }: { urls: AttachmentUrls; part: FilePart }) {
+ *     const src = useAttachmentUrl(urls, part.attachmentId)
+ *     return src ? <img src={src} alt={part.name} /> : <span>{part.name}</span>
+ *   }
+ */
+export function useAttachmentUrl(urls: AttachmentUrls | undefined, attachmentId: string): string | undefined {
+  const get = useCallback(() => urls?.get(attachmentId), [urls, attachmentId])
+  return useSyncExternalStore(urls?.subscribe ?? noUrls, get, get)
 }

@@ -7,6 +7,8 @@
  *   const worker = new Worker(new URL('sessionline/sessionline.worker', import.meta.url), { type: 'module' })
  *   const shared = new SharedWorker(new URL('sessionline/sessionline.worker', import.meta.url), { type: 'module' })
  */
+import { createSessionSync } from '../src/sync'
 import { exposeEngine } from './index'
 
-exposeEngine()
+// Sync is plugged in but idle until a page calls `sync(sessionId, {url})` (docs/decisions/0036).
+exposeEngine({ sync: createSessionSync() })

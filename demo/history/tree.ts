@@ -1,10 +1,11 @@
 /**
  * The playground's view of a session's history tree (docs/decisions/0033). Rows carry only their
- * place among their siblings (`branch: {index, count}`), not who the siblings are, so the arrows
- * of a "2 / 3" picker and a summary's "what it replaced" replay the session's log into the same
- * pure tree the engine keeps. Read on demand (a click), never per render.
+ * place among their siblings (`branch: {index, count}`), not who the siblings are: the arrows of
+ * a "2 / 3" picker ask the engine (`branches`, native and imported trees alike), and a summary's
+ * "what it replaced" replays the session's log into the same pure tree the engine keeps. Read on
+ * demand (a click), never per render.
  */
-import { type HistoryTree, nodeOf, pathOf, replayTree, siblingIds } from '../../src/core/history-tree'
+import { type HistoryTree, nodeOf, pathOf, replayTree } from '../../src/core/history-tree'
 import type { SessionlineClient, SessionMessage, StoredEvent } from '../../src/index'
 
 /** The engine reads this needs (a client, or an engine in tests). */
@@ -30,12 +31,13 @@ export async function readTree(source: TreeSource, sessionId: string): Promise<H
  * creation order, or `undefined` at either end.
  */
 export async function siblingOf(
-  source: TreeSource,
+  source: Pick<SessionlineClient, 'branches'>,
   sessionId: string,
   messageId: string,
   step: -1 | 1,
 ): Promise<string | undefined> {
-  const siblings = siblingIds(await readTree(source, sessionId), messageId)
+  // The engine names them: an imported tree has no log to replay.
+  const siblings = (await source.branches(sessionId, messageId)).ids
   const at = siblings.indexOf(messageId)
   return at < 0 ? undefined : siblings[at + step]
 }

@@ -1,5 +1,6 @@
 import type {
   ApprovalAnswer,
+  AttachmentUrls,
   FilePart,
   Json,
   MessagePart,
@@ -51,30 +52,26 @@ function formatJson(value: Json | undefined): string {
   return text.length > MAX_JSON ? `${text.slice(0, MAX_JSON)}\n…` : text
 }
 
-/** Where images of file parts come from (the client's `attachment`), set once by the app. */
-let attachmentSource: ((attachmentId: string) => Promise<Blob | undefined>) | undefined
-/** Object URLs made for attachments, by id: one per image however many rows show it. */
-const attachmentUrls = new Map<string, Promise<string | undefined>>()
+/**
+ * Where images of file parts get their URLs: the open session's `attachmentUrls`, which makes
+ * them as rows enter the view's window and revokes them as they leave. Set by the app per view.
+ */
+let attachmentUrls: AttachmentUrls | undefined
 
-export function setAttachmentSource(load: (attachmentId: string) => Promise<Blob | undefined>): void {
-  attachmentSource = load
+export function setAttachmentUrls(urls: AttachmentUrls | undefined): void {
+  attachmentUrls = urls
 }
 
-/** Revokes every object URL made for attachments (the transcript they were shown in is gone). */
-export function releaseAttachmentUrls(): void {
-  for (const url of attachmentUrls.values()) void url.then((u) => u && URL.revokeObjectURL(u))
-  attachmentUrls.clear()
+/** Points each file image under `root` at its current URL (called when one is made or revoked). */
+export function refreshAttachmentImages(root: ParentNode): void {
+  for (const image of root.querySelectorAll<HTMLImageElement>('img[data-attachment-image]'))
+    showAttachmentImage(image, image.dataset.attachmentImage!)
 }
 
-function attachmentUrl(attachmentId: string): Promise<string | undefined> {
-  let url = attachmentUrls.get(attachmentId)
-  if (!url) {
-    url = (attachmentSource?.(attachmentId) ?? Promise.resolve(undefined))
-      .then((blob) => (blob ? URL.createObjectURL(blob) : undefined))
-      .catch(() => undefined)
-    attachmentUrls.set(attachmentId, url)
-  }
-  return url
+function showAttachmentImage(image: HTMLImageElement, attachmentId: string): void {
+  const url = attachmentUrls?.get(attachmentId)
+  if (url === undefined) image.removeAttribute('src')
+  else if (image.getAttribute('src') !== url) image.src = url
 }
 
 /** An inbox input's parts: its text, then the files the engine stored (those on their way have no id yet). */
@@ -347,12 +344,10 @@ function updatePart(node: HTMLElement, part: MessagePart): void {
       setText(meta, `${part.mediaType} · ${formatBytes(part.size)}`)
       const isImage = part.mediaType.startsWith('image/')
       image.hidden = !isImage
-      if (isImage && node.dataset.attachment !== part.attachmentId) {
-        image.alt = part.name
-        void attachmentUrl(part.attachmentId).then((url) => {
-          if (url && node.dataset.attachment === part.attachmentId) image.src = url
-        })
-      }
+      image.alt = isImage ? part.name : ''
+      setAttrs(image, { 'data-attachment-image': isImage ? part.attachmentId : undefined })
+      if (isImage) showAttachmentImage(image, part.attachmentId)
+      else image.removeAttribute('src')
       setAttrs(node, { 'data-attachment': part.attachmentId })
       return
     }

@@ -10,16 +10,21 @@
 import {
   type AppendMessage,
   type AssistantRuntime,
+  type ExportedMessageRepository,
   type ExternalStoreAdapter,
   type ExternalThreadQueueAdapter,
+  type ThreadMessage,
   useExternalStoreRuntime,
 } from '@assistant-ui/react'
-import { useMemo } from 'react'
-import { type ChatRow, chatRows, isTurnRunning } from '../client/activity'
+import { useMemo, useReducer } from 'react'
+import { chatRows, isTurnRunning } from '../client/activity'
 import type { SessionView, TimelineInput, TimelineRow, TimelineSnapshot } from '../client/types'
 import { useSessionView } from '../react'
 import { SessionlineError } from '../schema/errors'
-import { filesOfAppend, rowToThreadMessageLike, textOfAppend } from './messages'
+import { SiblingLists } from './branches'
+import { filesOfAppend, textOfAppend } from './messages'
+
+const EMPTY_REPOSITORY: ExportedMessageRepository = { headId: null, messages: [] }
 
 export interface SessionlineRuntimeOptions {
   /** assistant-ui adapters (attachments, speech, feedback, …), passed through. */
@@ -154,21 +159,20 @@ async function editAppend(view: SessionView, message: AppendMessage): Promise<vo
 /**
  * What the runtime asks `setMessages` for, read by what it means for the session's history:
  * - the branch picker chose a path whose last row is not shown: that row's path becomes the head
- *   (`switchBranch`; the runtime knows the other branches of this page's life, which rows with
- *   `branch` count may exceed after a reload);
+ *   (`switchBranch`; the picker knows every sibling, from the rows' `branch` and `branches`);
  * - anything else changes nothing: the log keeps every row. (Stop before any answer hands the
  *   runtime's draft the prompt while the row stays; the runtime takes the draft back when it sees
  *   the row again, as it did before this adapter had `setMessages`.)
  */
 function applyRuntimeMessages(
   view: SessionView,
-  rows: readonly ChatRow[],
+  messages: readonly ThreadMessage[],
   onError: (error: unknown) => void,
 ) {
   const shown = chatRows(view.getSnapshot().rows)
-  const last = rows.at(-1)
-  if (last !== undefined && !shown.some((row) => row.key === last.key))
-    void view.switchBranch(last.key).catch(onError)
+  const last = messages.at(-1)
+  if (last !== undefined && !shown.some((row) => row.key === last.id))
+    void view.switchBranch(last.id).catch(onError)
 }
 
 /** Reload: a new answer, on a new branch, to the prompt of the answer under `parentId`. */
@@ -182,9 +186,10 @@ async function reload(view: SessionView, parentId: string | null): Promise<void>
 
 /**
  * An assistant-ui runtime for one session: messages are the view's rows (transcript rows, then
- * pending steers), `isRunning` follows the turn, `onNew` admits, `onEdit` resends a prompt
- * (`edit` for one still pending), `onReload` regenerates an answer, `onCancel` interrupts, older
- * history loads through `onLoadEarlier`.
+ * pending steers) as its branch store, each row's siblings beside it so the branch picker counts
+ * them from the rows' `branch`, after a reload too (./branches); `isRunning` follows the turn,
+ * `onNew` admits, `onEdit` resends a prompt (`edit` for one still pending), `onReload`
+ * regenerates an answer, `onCancel` interrupts, older history loads through `onLoadEarlier`.
  *
  * @example
  *   const runtime = useSessionlineRuntime(view)
@@ -197,11 +202,17 @@ export function useSessionlineRuntime(
   const snapshot = useSessionView(view)
   const { adapters, onError = console.error } = options
   const queue = useMemo(() => sessionlineQueueAdapter(view, snapshot, onError), [view, snapshot, onError])
-  const adapter: ExternalStoreAdapter<ChatRow> = {
-    messages: chatRows(snapshot.rows),
-    convertMessage: rowToThreadMessageLike,
+  const [answers, answered] = useReducer((n: number) => n + 1, 0)
+  // One per view: a thread list that switches sessions hands in another view.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the first onError is kept
+  const lists = useMemo(() => new SiblingLists(view, answered, onError), [view])
+  const rows = chatRows(snapshot.rows)
+  // biome-ignore lint/correctness/useExhaustiveDependencies: an answer about siblings builds again
+  const repository = useMemo(() => lists.repository(rows), [lists, rows, answers])
+  const adapter: ExternalStoreAdapter<ThreadMessage> = {
+    messageRepository: repository ?? EMPTY_REPOSITORY,
     isRunning: isTurnRunning(snapshot.rows),
-    isLoading: snapshot.status === 'loading',
+    isLoading: snapshot.status === 'loading' || repository === undefined,
     hasEarlier: snapshot.hasOlder,
     onLoadEarlier: () => view.loadOlder(),
     onNew: async (message) => {
@@ -210,7 +221,7 @@ export function useSessionlineRuntime(
     onEdit: (message) => editAppend(view, message),
     onReload: (parentId) => reload(view, parentId),
     onCancel: () => view.interrupt(),
-    setMessages: (rows) => applyRuntimeMessages(view, rows, onError),
+    setMessages: (messages) => applyRuntimeMessages(view, messages, onError),
     // Offered by assistant-ui once `setMessages` is given; the log never drops a row, so say so.
     onDelete: () => {
       throw new SessionlineError(

@@ -29,7 +29,7 @@ import type { WatchOptions } from '../schema/requests'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
 import { type RemoteEngine, workerGone, wrapEngine } from '../wire/remote-engine'
-import { createSessionView, VIEW_ENGINE_METHODS, type ViewConnection, type ViewEngine } from './session-view'
+import { openSessionView, VIEW_ENGINE_METHODS, type ViewConnection, type ViewEngine } from './session-view'
 import type { OpenOptions, SessionlineClient, SessionView } from './types'
 import { type ConnectTarget, type Wire, type WorkerFactory, type WorkerStart, wireOf } from './worker-target'
 
@@ -316,24 +316,18 @@ export function connect(
     }
   }
   client.open = (sessionId: string, openOptions?: OpenOptions): SessionView => {
-    const view = createSessionView(viewEngine, sessionId, openOptions)
+    const { view, connection } = openSessionView(viewEngine, sessionId, openOptions, {
+      onDispose: () => views.delete(view),
+    })
     if (closed) {
       view.dispose()
       return view
     }
-    const { connectionLost, reconnected, connectionFailed, ...visible } = view
-    const tracked: SessionView = {
-      ...visible,
-      dispose() {
-        views.delete(tracked)
-        view.dispose()
-      },
-    }
-    views.set(tracked, { connectionLost, reconnected, connectionFailed })
+    views.set(view, connection)
     // A view opened while the worker is being replaced waits for the fresh one like the others.
-    if (gone) connectionFailed(gone)
-    else if (link.lost) connectionLost()
-    return tracked
+    if (gone) connection.connectionFailed(gone)
+    else if (link.lost) connection.connectionLost()
+    return view
   }
   client.close = async () => {
     if (closed) return

@@ -3,10 +3,17 @@ import type { ApprovalAnswer } from '../schema/approvals'
 import type { AttachmentInput } from '../schema/attachments'
 import type { Delivery } from '../schema/common'
 import type { SessionlineError } from '../schema/errors'
-import type { CompactRequest, ContextAnswer, ForkRequest, RewindAnswer } from '../schema/history'
+import type {
+  BranchesAnswer,
+  CompactRequest,
+  ContextAnswer,
+  ForkRequest,
+  RewindAnswer,
+} from '../schema/history'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
+import type { SyncStatus } from '../schema/sync'
 import type { RailItem } from '../view/rail'
 
 /** State of an input the page admitted and the transcript has not taken yet. */
@@ -88,6 +95,8 @@ export interface TimelineSnapshot {
   headSeq: number
   hasOlder: boolean
   loadingOlder: boolean
+  /** The session's sync status, once the engine syncs it (`engine.sync`, docs/decisions/0036). */
+  sync?: SyncStatus
 }
 
 export interface SessionView {
@@ -138,6 +147,8 @@ export interface SessionView {
   regenerate(messageId: string): Promise<void>
   /** History: the newest path through row `messageId` becomes the head; rows keep their keys. */
   switchBranch(messageId: string): Promise<void>
+  /** History: row `messageId` and its siblings in creation order (see `Engine.branches`). */
+  branches(messageId: string): Promise<BranchesAnswer>
   /** History: back to just before user row `messageId`; answers its text for the composer. */
   rewind(messageId: string): Promise<RewindAnswer>
   /** History: a new native session with this one's visible path (also continues an imported session). */

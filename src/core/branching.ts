@@ -7,7 +7,8 @@
  * from its first commit, in every engine and on a replay alike.
  *
  * The rows it becomes a sibling of are off the active path at that moment (the head sat above
- * them); the verb that brings one of them back rewrites its place.
+ * them); the write path rewrites their places in the same transaction (engine/history
+ * `siblingsJoined`).
  */
 import type { StoredEvent } from '../schema/events'
 import type { Projection } from './projection'

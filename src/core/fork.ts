@@ -1,5 +1,5 @@
 /**
- * The log of a forked session (DESIGN.md §11 `fork`, docs/decisions/0033): the rows of a source
+ * The log of a forked session (docs/architecture.md §11 `fork`, docs/decisions/0033): the rows of a source
  * path written again as ordinary turns under new row ids, so the fork is a native session like
  * any other, which the runner and every verb can continue. Pure: the engine reads the rows and
  * chooses the ids.

@@ -7,7 +7,8 @@
  * Rules:
  * - imported sessions are read-only; every row a verb names must be a row of this session's tree.
  * - a verb that changes the history while a turn is open ends that turn first
- *   (`turn/end interrupted`), in the same decision; a verb that changes nothing writes nothing.
+ *   (`turn/end interrupted`, after ending its open step and streaming message), in the same
+ *   decision; a verb that changes nothing writes nothing.
  * - `rewind` (a user row): the head moves to its parent; the answer is its text.
  * - `resend` (a user row): the head moves to its parent and a new turn opens with the new
  *   prompt, whose receipt is stored promoted. Same id and text again: the stored receipt, nothing
@@ -42,6 +43,7 @@ import {
   type TreeNode,
 } from './history-tree'
 import { duplicateIdError, type IdOwner, idTaken, rowIdsCreated } from './ids'
+import type { TranscriptState } from './transcript'
 
 /** A session's state with its history tree. */
 export interface HistoryState extends SessionState {
@@ -287,13 +289,30 @@ function compact(state: HistoryState, command: Extract<HistoryCommand, { type: '
 }
 
 /**
+ * The events that end the open turn `interrupted`, if one is open. Its step and streaming
+ * message are closed first (`aborted`), as recovery closes a turn nobody runs: a verb in one tab
+ * may end a turn another tab's runner streams, which never got to close them itself.
+ */
+function endRunningTurn(transcript: TranscriptState): SessionEvent[] {
+  const turn = transcript.openTurn
+  if (turn === null) return []
+  const events: SessionEvent[] = []
+  if (transcript.openStep !== null) {
+    for (const row of transcript.open)
+      if (row.role === 'assistant' && row.status === 'streaming')
+        events.push({ type: 'assistant/end', data: { messageId: row.id, finish: 'aborted' } })
+    events.push({ type: 'step/end', data: { turn, step: transcript.openStep } })
+  }
+  events.push({ type: 'turn/end', data: { turn, reason: 'interrupted' } })
+  return events
+}
+
+/**
  * Stamps and folds `events` after the session's head, ending a running turn first: the events,
  * rows, folds and tree they make. Row ids must be new to the tree.
  */
 function commit<T>(state: HistoryState, events: SessionEvent[], answer: T, at: number): HistoryDecision<T> {
-  const open = state.folds.transcript.openTurn
-  const all: SessionEvent[] =
-    open === null ? events : [{ type: 'turn/end', data: { turn: open, reason: 'interrupted' } }, ...events]
+  const all: SessionEvent[] = [...endRunningTurn(state.folds.transcript), ...events]
   const folded = stampAndFold(state.folds, all, state.sessionId, state.headSeq + 1, at)
   const createdRowIds = rowIdsCreated(folded.stored)
   const duplicate = duplicateIdError(createdRowIds)

@@ -161,6 +161,38 @@ export function replayTree(events: Iterable<StoredEvent>): HistoryTree {
   return tree
 }
 
+/**
+ * A tree given as its nodes (an imported file's, docs/decisions/0037), in creation order, with
+ * its head. A parent must be listed before its child (so no list makes a cycle): one listed after
+ * it, or not at all, makes the child a root. A node with `through` (a row id or `null`) is a
+ * summary that replaces the path through it.
+ */
+export function treeOfNodes(
+  nodes: ReadonlyArray<{ id: string; parent: string | null; role: MessageRole; through?: string | null }>,
+  head: string | null,
+): HistoryTree {
+  const c = emptyTree().columns
+  nodes.forEach((node, i) => {
+    c.ids.push(node.id)
+    c.seqs.push(i + 1)
+    c.roles.push(node.role)
+    c.turns.push(0)
+    c.index.set(node.id, i)
+    c.children.push([])
+  })
+  nodes.forEach((node, i) => {
+    const p = node.parent === null ? -1 : (c.index.get(node.parent) ?? -1)
+    const parent = p < i ? p : -1
+    c.parents.push(parent)
+    c.children[parent + 1]!.push(i)
+    const through =
+      node.through === undefined ? NOT_SUMMARY : node.through === null ? -1 : c.index.get(node.through)
+    c.through.push(through ?? -1)
+  })
+  const size = nodes.length
+  return { columns: c, size, head: head === null ? -1 : (c.index.get(head) ?? -1), turn: 0 }
+}
+
 /** How many rows the tree holds. */
 export const treeSize = (tree: HistoryTree): number => tree.size
 
@@ -322,6 +354,15 @@ export function childCount(tree: HistoryTree, id: string | null): number {
   let count = 0
   for (const k of tree.columns.children[i + 1]!) if (k < tree.size) count++
   return count
+}
+
+/** Ids of the rows hanging directly under row `id` (`null`: the roots), in creation order. */
+export function childIds(tree: HistoryTree, id: string | null): string[] {
+  const i = id === null ? -1 : indexOf(tree, id)
+  if (i < 0 && id !== null) return []
+  const out: string[] = []
+  for (const k of tree.columns.children[i + 1]!) if (k < tree.size) out.push(tree.columns.ids[k]!)
+  return out
 }
 
 /** Ids of row `id`'s siblings and itself (the rows under its parent), in creation order. */

@@ -1,5 +1,5 @@
 /**
- * `reorder` and `setDelivery` as pure deciders (DESIGN.md §11, docs/decisions/0033): they change
+ * `reorder` and `setDelivery` as pure deciders (docs/architecture.md §11, docs/decisions/0033): they change
  * pending receipts in place, as `edit` does (same id, a bumped `revision`), never by cancelling
  * and re-admitting, so a reordered input keeps its id and nothing queued is lost.
  *

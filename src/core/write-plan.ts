@@ -206,9 +206,15 @@ function judged<W, R extends PlanRow>(
   return command && planCommand(state, command, at, policy)
 }
 
-/** One batch's decisions as one, for publishing: rows and receipts by id, the last version. */
-export function mergedDecision(plans: readonly Planned<unknown, PlanRow>[]): Decision<undefined> {
-  const rows = new Map<string, SessionMessage>()
+/**
+ * One batch's decisions as one, for publishing: rows and receipts by id, the last version;
+ * `also`: rows the commit rewrote beside the decisions (sibling branch places), overridden by theirs.
+ */
+export function mergedDecision(
+  plans: readonly Planned<unknown, PlanRow>[],
+  also: readonly SessionMessage[] = [],
+): Decision<undefined> {
+  const rows = new Map<string, SessionMessage>(also.map((row) => [row.id, row]))
   const receipts = new Map<string, InputReceipt>()
   for (const { decision } of plans) {
     for (const row of decision.rows) rows.set(row.id, row)

@@ -9,6 +9,8 @@ import { ImportRequest } from '../schema/import'
 import { ExportRequest } from '../schema/portability'
 import type { ProviderConfig } from '../schema/provider'
 import { EventsRequest, WatchOptions } from '../schema/requests'
+import type { SessionInfo } from '../schema/session'
+import { SyncOptions } from '../schema/sync'
 import { changeApprovals, rememberedApprovals } from '../store/approvals'
 import { readAttachment } from '../store/attachments'
 import { type ConnectionOptions, openConnection } from '../store/connection'
@@ -16,6 +18,7 @@ import { type SessionlineDb, toSessionlineError } from '../store/db'
 import type { ImportedWrite } from '../store/imported'
 import { eventsBetween, getSessionRow, inRead } from '../store/transactions'
 import { DEFAULT_ATTACHMENT_LIMITS } from './attachments'
+import type { BackgroundErrorListener } from './background'
 import { createBatcher, type Scheduler } from './batch'
 import { createCommandTable } from './commands'
 import { createHistory } from './history'
@@ -32,7 +35,8 @@ import { exportSessionFrom, importSessionline, sessionlineBytes } from './sessio
 import { createSessionMethods } from './session-methods'
 import { cacheMarker, type SiteMarker } from './site-marker'
 import { persistStorage, storageReport } from './storage'
-import type { Engine, Runner, RunnerHost } from './types'
+import { createSyncLink } from './sync-link'
+import type { Engine, Runner, RunnerHost, SessionSync, SyncDriver } from './types'
 import { createWriteMethods } from './write-methods'
 import { createWritePath } from './write-path'
 
@@ -50,6 +54,13 @@ export interface EngineOptions extends ConnectionOptions {
   broadcast?: boolean
   /** Told what the search index did per session (loaded, caught up, rebuilt, persisted); diagnostics. */
   onSearchIndex?: (event: SearchIndexEvent) => void
+  /**
+   * Told of every failure no call awaits: a turn the built-in runner ended in error, and
+   * background work that failed (a search index sync or write, a cached session's catch-up with
+   * another tab's commits; each is retried later or rebuilt from the log).
+   * Default: a console warning.
+   */
+  onError?: BackgroundErrorListener
   /**
    * How far a streaming row may lag the log in the `messages` table before it is rewritten
    * (docs/decisions/0021; default: by 256 K characters or its stored text, a delta counting 64 at least). Readers always see the row
@@ -75,23 +86,29 @@ export interface EngineOptions extends ConnectionOptions {
    * context (docs/decisions/0033, amendment). Default: none.
    */
   compaction?: CompactionBudget
+  /**
+   * Session sync through a Durable Streams server: `createSessionSync()` of `sessionline/sync`
+   * (docs/decisions/0036). Default: none (`sync` is `invalid_state`).
+   */
+  sync?: SessionSync
 }
 
 /**
- * A part that can exist only after the parts that reach it: the runner drives the finished engine
- * (it takes it as it is created), and the session cache hears the notes channel it is built on.
- * Declared before its first use, bound once, and loud when reached before it is bound.
+ * A part that can exist only after the parts that reach it: the runner and the sync plug-in
+ * drive the finished engine (they take it as they are created), and the session cache hears the
+ * notes channel it is built on. Declared before its first use, bound once, and loud when reached
+ * before it is bound (a part that may be absent, like sync, is bound as `undefined`).
  */
 function boundLater<T>(what: string) {
-  let value: T | undefined
+  let value: { bound: T } | undefined
   return {
     bind(bound: T): T {
-      value = bound
+      value = { bound }
       return bound
     },
     get(): T {
       if (value === undefined) throw new Error(`${what} is reached before it exists`)
-      return value
+      return value.bound
     },
   }
 }
@@ -142,6 +159,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
   }
   const signals = createRunnerSignals()
   const runner = boundLater<Runner>('the runner')
+  const syncLater = boundLater<SyncDriver | undefined>('the sync')
   const cacheLater = boundLater<SessionCache>('the session cache')
   // Notes reach the cache once it exists; none can arrive before (the channel opens lazily).
   const notes = createNotes(
@@ -160,6 +178,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       batch: createBatcher(options.schedule),
       notes,
       isClosed: () => closed,
+      ...(options.onError ? { onError: options.onError } : {}),
       // Not awaited: recovery appends through the public API.
       recover: (sessionId) => {
         runner
@@ -170,16 +189,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     }),
   )
   const { entries, use, load, loadCurrent, requestPreview, catchUp, putFolds } = cache
-  const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex })
-  const { write } = createWritePath({
-    db,
-    cache,
-    notes,
-    now,
-    onRows: searchIndex.onRows,
-    materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
-  })
-  const commands = createCommandTable(db, write)
+  const searchIndex = createSearchIndex({ db, onEvent: options.onSearchIndex, onError: options.onError })
   const history = createHistory({
     db,
     cache,
@@ -189,6 +199,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     interrupt: (sessionId) => runner.get().stopTurn(sessionId),
     onRows: searchIndex.onRows,
   })
+  const { write } = createWritePath({
+    db,
+    cache,
+    notes,
+    now,
+    onRows: searchIndex.onRows,
+    siblingsJoined: history.siblingsJoined,
+    materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
+  })
+  const commands = createCommandTable(db, write)
   const reads = createReads({ db, cache, history })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).
   connection.onLost((error, reason) => {
@@ -245,6 +265,25 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     if (entry?.snap) await catchUp(entry)
   }
 
+  const syncLink = createSyncLink({
+    db,
+    cache,
+    notes,
+    history,
+    searchIndex,
+    noteSessions,
+    isClosed: () => closed,
+  })
+
+  function syncDriver(): SyncDriver {
+    const driver = syncLater.get()
+    if (driver) return driver
+    throw new SessionlineError(
+      'invalid_state',
+      'this engine has no sync: create it with createEngine({ sync: createSessionSync() }) from sessionline/sync',
+    )
+  }
+
   /** The turn state of the session's fold (cached, no replay). */
   const turnState = (sessionId: string) =>
     use(sessionId, async (entry) => {
@@ -252,7 +291,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
       return turnStateOf((entry.snap as Snapshot).folds.transcript)
     })
 
-  const sessions = createSessionMethods({ db, now, cache, notes, history, searchIndex, noteSessions })
+  const sessions = createSessionMethods({
+    db,
+    now,
+    cache,
+    notes,
+    history,
+    searchIndex,
+    stopSync: async (sessionId) => syncLater.get()?.unsync(sessionId),
+    noteSessions,
+  })
   const verbs = createHistoryMethods({ db, history, runner, turnState, notifyInput: signals.input })
   const writes = createWriteMethods({ db, cache, commands, attachmentLimits, notifyInput: signals.input })
 
@@ -289,6 +337,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     resend: guard('resend', verbs.resend),
     regenerate: guard('regenerate', verbs.regenerate),
     switchBranch: guard('switchBranch', verbs.switchBranch),
+    branches: guard('branches', verbs.branches),
     compact: guard('compact', verbs.compact),
     context: guard('context', verbs.context),
     fork: guard('fork', verbs.fork),
@@ -340,6 +389,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
           // While nobody watched, other engines' notes were ignored: publish whatever the cache
           // missed (and what another engine committed while this load was reading).
           void catchUp(entry)
+          // A synced session's status, so a view shows it before it next changes.
+          void syncLater
+            .get()
+            ?.status(id)
+            .then((status) => status && syncLink.publishStatus(id, status))
+            .catch(() => undefined)
           return unsubscribe
         })
       },
@@ -368,11 +423,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
         parseOrThrow(ImportRequest, request, 'importTranscript request'),
       )
       if (restored) {
-        const info = await importSessionline(db, restored, putFolds)
-        notes.post({ sessionId: info.id, rev: 1 })
-        searchIndex.refresh(info.id)
+        const infos = await importSessionline(db, restored, putFolds)
+        for (const info of infos) {
+          notes.post({ sessionId: info.id, rev: 1 })
+          searchIndex.refresh(info.id)
+        }
         noteSessions()
-        return info
+        return infos[0] as SessionInfo
       }
       const written = await importTranscriptInto(db, request, now)
       await importedChanged(written)
@@ -405,9 +462,16 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     search: guard('search', (query, request) => searchIndex.search(query, request)),
 
+    sync: guard('sync', async (sessionId, options) =>
+      syncDriver().sync(sessionIdOf(sessionId), parseOrThrow(SyncOptions, options, 'sync options')),
+    ),
+    unsync: guard('unsync', async (sessionId) => syncDriver().unsync(sessionIdOf(sessionId))),
+    syncStatus: guard('syncStatus', async (sessionId) => syncLater.get()?.status(sessionIdOf(sessionId))),
+
     close: async () => {
       if (closed) return
       try {
+        await syncLater.get()?.close()
         await runner.get().close()
         await searchIndex.close()
       } finally {
@@ -444,11 +508,13 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
+  syncLater.bind(options.sync?.attach({ engine, db, now, putFolds, ...syncLink }))
   runner.bind(
     createRunner(host, {
       provider: options.provider,
       tools: options.tools,
       lockScope: dbName,
+      ...(options.onError ? { onError: options.onError } : {}),
       ...(compaction ? { compaction } : {}),
     }),
   )

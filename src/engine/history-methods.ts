@@ -1,7 +1,7 @@
 /**
  * The engine's history verbs (docs/decisions/0033): rewind, resend, regenerate, switchBranch and
- * compact, one transaction each through engine/history, and the reads of the path (`context`)
- * and its copy (`fork`). Each parses its arguments and gives engine/history the command with the
+ * compact, one transaction each through engine/history, and the reads of the path (`context`),
+ * of a row's siblings (`branches`) and the path's copy (`fork`). Each parses its arguments and gives engine/history the command with the
  * facts it is judged on; a verb that leaves a turn waiting wakes the runner.
  *
  * @example
@@ -30,7 +30,15 @@ export interface HistoryMethodsDeps {
   notifyInput(sessionId: string): void
 }
 
-type HistoryMethod = 'rewind' | 'resend' | 'regenerate' | 'switchBranch' | 'compact' | 'context' | 'fork'
+type HistoryMethod =
+  | 'rewind'
+  | 'resend'
+  | 'regenerate'
+  | 'switchBranch'
+  | 'branches'
+  | 'compact'
+  | 'context'
+  | 'fork'
 
 const sessionIdOf = (value: unknown) => parseOrThrow(Id, value, 'session id')
 
@@ -76,7 +84,13 @@ export function createHistoryMethods({
     async switchBranch(sessionId, messageId) {
       const id = sessionIdOf(sessionId)
       const message = parseOrThrow(Id, messageId, 'message id')
-      await history.verb<'switchBranch'>(id, () => ({ type: 'switchBranch', messageId: message }))
+      await history.switchBranch(id, message)
+    },
+
+    async branches(sessionId, messageId) {
+      const id = sessionIdOf(sessionId)
+      const message = parseOrThrow(Id, messageId, 'message id')
+      return history.branches(id, message)
     },
 
     async compact(sessionId, request = {}) {

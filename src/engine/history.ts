@@ -1,5 +1,5 @@
 /**
- * The history verbs on the engine (DESIGN.md §11, docs/decisions/0033): read → decide → commit →
+ * The history verbs on the engine (docs/architecture.md §11, docs/decisions/0033): read → decide → commit →
  * publish, like every write, in one readwrite transaction of their own. Besides the events the
  * decider (core/history-decide) gives, a verb rewrites in the same transaction the stored rows
  * whose visibility the head move changes, and the `branch` of the siblings of a row it creates;
@@ -27,6 +27,7 @@ import {
 } from '../core/history-decide'
 import {
   branchOf,
+  childIds,
   compactableIds,
   contextFor,
   contextIds,
@@ -42,14 +43,16 @@ import {
   visibilityChanges,
   visibleIds,
 } from '../core/history-tree'
+import { historyOfImport, switchImported } from '../core/imported-tree'
 import { type MaterializePolicy, materialize } from '../core/materialize'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { SessionEvent } from '../schema/events'
-import type { ContextAnswer } from '../schema/history'
+import type { BranchesAnswer, ContextAnswer } from '../schema/history'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo, TurnOutlineEntry } from '../schema/session'
 import { referAttachments } from '../store/attachments'
-import { type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
+import { MAX_KEY, MIN_KEY, type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
+import { foldRows, importedTreeOf, importedTreeRow } from '../store/imported'
 import {
   addRows,
   assertInTransaction,
@@ -60,8 +63,9 @@ import {
   rowsFrom,
 } from '../store/transactions'
 import { currentRows } from './cache/load'
+import { importedAt } from './importing'
 import type { Notes } from './notes'
-import { notFound, type SessionCache, type Snapshot } from './session-cache'
+import { type Entry as CacheEntry, notFound, type SessionCache, type Snapshot } from './session-cache'
 
 export interface HistoryDeps {
   db: SessionlineDb
@@ -125,7 +129,73 @@ export function createHistory({
     return cache.use(sessionId, async (entry) => {
       await cache.load(entry)
       if (entry.deleted || !entry.snap) throw notFound(sessionId)
-      if (entry.snap.folds.transcript.openTurn !== null) await interrupt(sessionId)
+      return verbIn(entry, sessionId, command)
+    })
+  }
+
+  /**
+   * `switchBranch`: on a native session the verb above; on an imported one whose file kept a
+   * tree, the stored head moves (docs/decisions/0037) in one transaction with the rows whose
+   * visibility, branch place or turn that changes and the folds derived from them. An imported
+   * session without a tree is refused `invalid_state`, as every verb refuses it.
+   */
+  function switchBranch(sessionId: string, messageId: string): Promise<{ head: string | null }> {
+    const command = () => ({ type: 'switchBranch' as const, messageId })
+    return cache.use(sessionId, async (entry) => {
+      await cache.load(entry)
+      if (entry.deleted || !entry.snap) throw notFound(sessionId)
+      if (entry.snap.row.source === 'native') return verbIn<'switchBranch'>(entry, sessionId, command)
+      const switched = await inWrite(db, async () => {
+        const row = await getSessionRow(db, sessionId)
+        if (!row) throw notFound(sessionId)
+        const tree = row.source === 'native' ? undefined : await importedTreeOf(db, sessionId)
+        if (!tree) {
+          // Native again (deleted and created meanwhile) or a file without a tree: the verb decides.
+          return undefined
+        }
+        // Every row, hidden ones too: turns and usage are derived from all of them.
+        const rows = await db.messages
+          .where('[sessionId+seq]')
+          .between([sessionId, MIN_KEY], [sessionId, MAX_KEY])
+          .toArray()
+        const roles = new Map(rows.map((r) => [r.id, r.role]))
+        const { head, changed } = switchImported(
+          tree,
+          historyOfImport(tree, (id) => roles.get(id)),
+          sessionId,
+          messageId,
+        )
+        if (!changed) return { head, rev: undefined }
+        const placed = importedAt(rows, tree, head)
+        const nextRow: SessionRow = { ...row, updatedAt: now(), rev: row.rev + 1 }
+        assertInTransaction('switchBranch on an imported tree')
+        await Promise.all([
+          db.sessions.put(nextRow),
+          placed.changed.length > 0 ? db.messages.bulkPut(placed.changed) : undefined,
+          db.projections.bulkPut([
+            ...foldRows(sessionId, row.headSeq, placed.folds),
+            importedTreeRow(sessionId, { ...tree, head }, row.headSeq),
+          ]),
+        ])
+        return { head, rev: nextRow.rev, rows: placed.changed, headSeq: row.headSeq }
+      })
+      if (switched === undefined) return verbIn<'switchBranch'>(entry, sessionId, command)
+      if (switched.rev !== undefined) {
+        notes.post({ sessionId, rev: switched.rev })
+        void cache.catchUp(entry)
+        onRows?.(sessionId, switched.rows, switched.headSeq, switched.headSeq)
+      }
+      return { head: switched.head }
+    })
+  }
+
+  function verbIn<K extends HistoryCommand['type']>(
+    entry: CacheEntry,
+    sessionId: string,
+    command: (state: HistoryState) => HistoryCommandOf<K> | Promise<HistoryCommandOf<K>>,
+  ): Promise<HistoryAnswers[K]> {
+    return (async () => {
+      if (entry.snap!.folds.transcript.openTurn !== null) await interrupt(sessionId)
       const committed = await inWrite(db, async () => {
         const row = await getSessionRow(db, sessionId)
         if (!row) throw notFound(sessionId)
@@ -214,6 +284,37 @@ export function createHistory({
       else void cache.catchUp(entry)
       onRows?.(sessionId, rows, base.row.headSeq, snap.row.headSeq)
       return committed.answer
+    })()
+  }
+
+  /**
+   * Row `messageId` and its siblings in creation order: from the log's tree for a native
+   * session, from the stored tree for an imported one (an import without a tree: the row alone).
+   * Refused `not_found` for a row the session does not hold.
+   */
+  async function branches(sessionId: string, messageId: string): Promise<BranchesAnswer> {
+    return inRead(db, async () => {
+      const row = await getSessionRow(db, sessionId)
+      if (!row) throw notFound(sessionId)
+      const missing = () =>
+        new SessionlineError(
+          'not_found',
+          `no row ${JSON.stringify(messageId)} in session ${JSON.stringify(sessionId)}`,
+          { sessionId, messageId },
+        )
+      if (row.source === 'native') {
+        const ids = siblingIds(await treeOf(row), messageId)
+        if (ids.length === 0) throw missing()
+        return { ids }
+      }
+      const [stored, message] = await Promise.all([importedTreeOf(db, sessionId), db.messages.get(messageId)])
+      if (message?.sessionId !== sessionId) throw missing()
+      if (!stored) return { ids: [messageId] }
+      const ids = siblingIds(
+        historyOfImport(stored, () => undefined),
+        messageId,
+      )
+      return { ids: ids.length > 0 ? ids : [messageId] }
     })
   }
 
@@ -223,7 +324,7 @@ export function createHistory({
       const row = await getSessionRow(db, sessionId)
       if (!row) throw notFound(sessionId)
       if (row.source !== 'native') {
-        // An import derived its visibility from its own tree (DESIGN.md §8), without a log.
+        // An import derived its visibility from its own tree (docs/architecture.md §8), without a log.
         return { rows: contextOfVisible(await rowsFrom(db, sessionId, 1, undefined, false), false) }
       }
       const tree = await treeOf(row)
@@ -380,10 +481,44 @@ export function createHistory({
     return sessionInfo(snap.row)
   }
 
+  /**
+   * Inside a write transaction, before it commits a row the ordinary write path creates under a
+   * head that already has rows below it (the branching fold's `under`): those rows, each with
+   * its branch place counting the one joining them, where it changes. So an inactive sibling's
+   * stored count never lags (docs/decisions/0033, "Branch places"). The tree is the one at the
+   * head `row` names, the log before the write.
+   */
+  function siblingsJoined(row: SessionRow): Promise<SessionMessage[]> {
+    return treeOf(row).then((tree) => {
+      const ids = childIds(tree, headOf(tree))
+      if (ids.length === 0) return []
+      const count = ids.length + 1
+      return db.messages.bulkGet(ids).then((rows) => {
+        const out: SessionMessage[] = []
+        rows.forEach((r, index) => {
+          if (r === undefined) return
+          const next = placed(r, undefined, { index, count })
+          if (next !== r) out.push(next)
+        })
+        return out
+      })
+    })
+  }
+
   /** Forgets a session's kept tree (deleted, or rewritten by an import). */
   const forget = (sessionId: string) => {
     trees.delete(sessionId)
   }
 
-  return { verb, context, compactionSource, fork, markOutline, forget }
+  return {
+    verb,
+    switchBranch,
+    branches,
+    siblingsJoined,
+    context,
+    compactionSource,
+    fork,
+    markOutline,
+    forget,
+  }
 }

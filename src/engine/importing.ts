@@ -10,12 +10,14 @@
 import { branching } from '../core/branching'
 import { listFrom } from '../core/chunked-list'
 import type { Folds } from '../core/folds'
+import { historyOfImport, placeImported } from '../core/imported-tree'
 import { initTranscript } from '../core/transcript'
 import type { OutlineState } from '../core/turn-outline'
 import { fingerprintOf, importSessionFiles } from '../import/folder'
 import { type ParsedTranscript, parseTranscript, parseTranscriptBlob } from '../import/index'
-import { importedOriginFacts, recordsToRows, rowsOutline, rowsUsage } from '../import/to-rows'
+import { importedOriginFacts, recordsToRows, renumberTurns, rowsOutline, rowsUsage } from '../import/to-rows'
 import { parseOrThrow } from '../schema/errors'
+import type { ImportedTree } from '../schema/history'
 import {
   type FileImportReport,
   type ImportFile,
@@ -44,6 +46,24 @@ export function importedFoldStates(rows: readonly SessionMessage[]): Folds {
   }
 }
 
+/**
+ * An imported session's rows and folds with its tree's head at `head` (docs/decisions/0037):
+ * visibility and branch places by the file's rule, turns numbered again, folds derived anew.
+ * `changed` lists the rows that differ from `rows`.
+ */
+export function importedAt(
+  rows: readonly SessionMessage[],
+  tree: ImportedTree,
+  head: string | null,
+): { rows: SessionMessage[]; changed: SessionMessage[]; folds: Folds } {
+  const roles = new Map(rows.map((r) => [r.id, r.role]))
+  const history = historyOfImport(tree, (id) => roles.get(id))
+  const sorted = [...rows].sort((a, b) => a.seq - b.seq)
+  const next = renumberTurns(placeImported(tree, history, head, sorted))
+  const changed = next.filter((row, i) => row !== sorted[i])
+  return { rows: next, changed, folds: importedFoldStates(next) }
+}
+
 /** Stores one parsed file (rows and folds are derived here, before the transaction opens). */
 function writeParsed(
   db: SessionlineDb,
@@ -55,7 +75,14 @@ function writeParsed(
   const originFacts = importedOriginFacts(stored.session, parsed.skipped)
   return writeImportedSession(
     db,
-    { ...stored, folds: importedFoldStates(stored.rows), originFacts },
+    {
+      ...stored,
+      folds: importedFoldStates(stored.rows),
+      originFacts,
+      ...(stored.tree
+        ? { tree: stored.tree, placedAt: (head) => importedAt(stored.rows, stored.tree!, head) }
+        : {}),
+    },
     file,
     at,
   )

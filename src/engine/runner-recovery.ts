@@ -3,7 +3,9 @@
  * (or can take it) was left by a runner that is gone, and is closed — its open message and step
  * first, then the turn, as `interrupted` (or `aborted` when the user stopped it). A turn left
  * waiting for tool approvals is not closed as `interrupted`: the next runner takes it up
- * (docs/decisions/0029). A Stop denies the calls that wait, then closes it.
+ * (docs/decisions/0029), nor is one a resend or regenerate opened that no step of has run yet
+ * (docs/decisions/0033): it waits for an answer, not for a runner that is gone. A Stop denies the
+ * calls that wait, then closes it.
  */
 import type { SessionEvent, TurnEndReason } from '../schema/events'
 import { acquireLock, type LockRequester, runnerLockName } from './locks'
@@ -15,6 +17,7 @@ export function createRecovery(
   lockScope: string,
   locks: LockRequester | undefined,
   waitingStepOf: (sessionId: string, state: TurnState) => Promise<unknown>,
+  awaitsAnswer: (sessionId: string) => Promise<boolean>,
 ) {
   const { engine } = host
 
@@ -63,8 +66,9 @@ export function createRecovery(
    * Closes an orphaned open turn once this runner holds the session's lock (no live runner owns
    * it then). Without `signal`, only if the lock is free now; with it, waiting for the lock (an
    * heir: the holder's turn is orphaned the moment its tab dies) until `signal` aborts. Answers
-   * `'busy'` when it did not get the lock, `'waiting'` when the turn waits for approvals and was
-   * left open for a runner to take up, and `'closed'` when nothing is left open.
+   * `'busy'` when it did not get the lock, `'waiting'` when the turn waits for approvals or for
+   * its first answer (a history verb opened it) and was left open for a runner to take up, and
+   * `'closed'` when nothing is left open.
    */
   async function recoverOrphan(
     sessionId: string,
@@ -81,6 +85,8 @@ export function createRecovery(
       const state = await host.turnState(sessionId)
       if (state.openTurn === null) return 'closed'
       if (reason === 'interrupted' && (await waitingStepOf(sessionId, state)) !== undefined) return 'waiting'
+      // A resend in another tab while the runner that is gone streamed opened this turn there.
+      if (reason === 'interrupted' && (await awaitsAnswer(sessionId))) return 'waiting'
       await closeOrphanTurn(sessionId, state, reason)
       return 'closed'
     } finally {

@@ -82,15 +82,40 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   const lockScope = options.lockScope ?? 'sessionline'
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
   const flushMs = options.flushMs ?? DEFAULT_FLUSH_MS
-  const report =
+  const tell =
     options.onError ??
     ((error: SessionlineError, sessionId: string) => {
       console.warn(`sessionline runner (session ${sessionId}): ${error.message}`)
     })
+  /**
+   * Tells of a failure, unless it is a write refused (`invalid_state`) because another engine
+   * ended the turn this runner runs: a history verb in another tab ends the turn a runner here
+   * streams (docs/decisions/0033), and this runner learns so only when its next write is refused.
+   * That is the verb's doing, not a failure of the turn.
+   */
+  const report = (error: SessionlineError, sessionId: string): void => {
+    const turn = drivers.get(sessionId)?.turn?.number
+    if (error.code !== 'invalid_state' || turn === null || turn === undefined) {
+      tell(error, sessionId)
+      return
+    }
+    host.turnState(sessionId).then(
+      (state) => {
+        if (state.openTurn === turn) tell(error, sessionId)
+      },
+      () => tell(error, sessionId),
+    )
+  }
 
   const { runStep, resumeStep } = createStepRunner({ host, flushMs, report })
   const waitingStepOf = (sessionId: string, state: TurnState) => findWaitingStep(host, sessionId, state)
-  const { closeOrphanTurn, recoverOrphan } = createRecovery(host, lockScope, options.locks, waitingStepOf)
+  const { closeOrphanTurn, recoverOrphan } = createRecovery(
+    host,
+    lockScope,
+    options.locks,
+    waitingStepOf,
+    (sessionId) => awaitsAnswer(sessionId),
+  )
   let provider: ModelProvider | undefined
   let tools: Tools = {}
   const drivers = new Map<string, SessionDriver>()
@@ -202,6 +227,7 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
         if (state.openTurn !== null) {
           // A turn resend or regenerate opened for an answer, and nobody started: ours to run.
           if (await awaitsAnswer(sessionId)) {
+            driver.turn.number = state.openTurn
             await runTurn(driver, state.openTurn, setup, control)
             continue
           }

@@ -4,14 +4,18 @@
  * the database when another engine (another tab or worker) wrote. It composes four parts, one
  * job each: entries and their pinning (cache/entries), cold load and rebuild (cache/load),
  * cross-tab catch-up (cache/catch-up) and publishing through the identity gate (cache/publish).
+ * Each entry owns its lifecycle (cache/entry): pinning, idle eviction, its feed and its catch-up
+ * chain, behind methods; a catch-up that fails is told to `onError`, not dropped.
  */
+
 import type { SessionlineDb } from '../store/db'
+import { type BackgroundErrorListener, type Clock, reportingTo } from './background'
 import { createCatchUp } from './cache/catch-up'
 import { createEntries, type Entry, notFound, type Snapshot } from './cache/entries'
-import { createLoader } from './cache/load'
+import { createLoader, type Loader } from './cache/load'
 import { createOutlineReader } from './cache/outline'
-import { createPublisher } from './cache/publish'
-import type { Notes } from './notes'
+import { type Change, createPublisher, type Publisher } from './cache/publish'
+import type { CommitNote, Notes } from './notes'
 
 export { sameReceipt } from './cache/catch-up'
 export type { Entry, Snapshot } from './cache/entries'
@@ -31,20 +35,54 @@ export interface SessionCacheDeps {
    * gone may have left either (the runner decides what to do).
    */
   recover(sessionId: string): void
+  /** Told of background failures (a catch-up that failed); default: a console warning. */
+  onError?: BackgroundErrorListener
+  /** Idle-eviction timers (tests pass a manual clock). */
+  clock?: Clock
 }
 
-export type SessionCache = ReturnType<typeof createSessionCache>
+/** The engine's per-session cache, as the engine, the write path and history use it. */
+export interface SessionCache {
+  /** A commit note from another engine: a watched session catches up, a deleted one goes. */
+  onNote(note: CommitNote): void
+  /** The cached entries by session id, least recently used first. */
+  readonly entries: ReadonlyMap<string, Entry>
+  /** Runs `run` with the session's entry pinned (never evicted while it runs). */
+  use<T>(sessionId: string, run: (entry: Entry) => Promise<T>): Promise<T>
+  /** Loads a held entry's state unless it has one. */
+  load(entry: Entry): Promise<Entry>
+  /** Loads a held entry and catches it up with the database; `not_found` if the session is gone. */
+  loadCurrent(entry: Entry): Promise<Entry>
+  /** Drops every entry (the engine closed). */
+  clear(): void
+  /** Publishes a state read outside the cache (the first load of an entry). */
+  setSnapshot(entry: Entry, snap: Snapshot): void
+  viewsOf: Publisher['viewsOf']
+  outline: ReturnType<typeof createOutlineReader>
+  /** Moves the entry to `next` and tells its watchers `change`. */
+  advance(entry: Entry, next: Snapshot, change: Change): void
+  requestPreview(entry: Entry): void
+  /** The session is gone: its watchers hear so and the entry leaves. */
+  removeEntry(entry: Entry): void
+  /** Brings the entry up to what the database holds; never rejects (failures go to `onError`). */
+  catchUp(entry: Entry): Promise<void>
+  snapshotInTx: Loader['snapshotInTx']
+  inboxInTx: Loader['inboxInTx']
+  putFolds: Loader['putFolds']
+}
 
-export function createSessionCache(deps: SessionCacheDeps) {
+export function createSessionCache(deps: SessionCacheDeps): SessionCache {
   const { db, now, batch, notes } = deps
-  const entries = createEntries(batch, {
-    watched(entry) {
-      notes.listen()
-      publisher.watchViews(entry)
-    },
-    unwatched(entry) {
-      entry.stopViews?.()
-      entry.stopViews = undefined
+  const entries = createEntries({
+    batch,
+    report: reportingTo(deps.onError),
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    hooks: {
+      watched(entry) {
+        notes.listen()
+        publisher.watchViews(entry)
+      },
+      unwatched: (entry) => publisher.unwatchViews(entry),
     },
   })
   const publisher = createPublisher(entries, now)
@@ -63,23 +101,16 @@ export function createSessionCache(deps: SessionCacheDeps) {
   /** Loads the state of a held entry (see `use`) unless it has one. */
   async function load(entry: Entry): Promise<Entry> {
     if (entry.snap) return entry
-    entry.loading ??= loader.loadSnapshot(entry.id)
-    try {
-      const snap = await entry.loading
-      if (!entry.snap) setSnapshot(entry, snap)
-    } finally {
-      entry.loading = undefined
-    }
+    const snap = await entry.load(() => loader.loadSnapshot(entry.id))
+    if (!entry.snap) setSnapshot(entry, snap)
     return entry
   }
 
   function setSnapshot(entry: Entry, snap: Snapshot): void {
-    entry.snap = snap
-    entry.loading = undefined
-    if (entry.feed.size > 0 && !entry.stopViews) watchViews(entry)
+    entry.publish(snap)
+    if (entry.feed.size > 0 && !publisher.watchingViews(entry)) watchViews(entry)
     const unfinished = snap.folds.transcript.openTurn !== null || snap.pending.length > 0
-    if (unfinished && !entry.recovered) {
-      entry.recovered = true
+    if (unfinished && entry.claimRecovery()) {
       // Not awaited: recovery appends through the public API, which needs this load to finish.
       queueMicrotask(() => {
         if (!deps.isClosed()) deps.recover(entry.id)
@@ -94,9 +125,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
    */
   function inheritOpenTurn(entry: Entry): void {
     const turn = entry.snap?.folds.transcript.openTurn ?? null
-    if (turn === null || turn === entry.inheritedTurn) return
-    entry.inheritedTurn = turn
-    entry.recovered = true
+    if (turn === null || !entry.claimInheritance(turn)) return
     queueMicrotask(() => {
       if (!deps.isClosed()) deps.recover(entry.id)
     })

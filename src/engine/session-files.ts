@@ -1,11 +1,11 @@
 /**
- * Exporting a session as a file and importing a `sessionline` export back (DESIGN.md §11,
+ * Exporting a session as a file and importing a `sessionline` export back (docs/architecture.md §11,
  * docs/decisions/0032). What happens outside transactions lives here: reading Blobs, base64,
  * hashing, folding the log; the store reads and writes the session whole (store/session-files).
  *
  * @example
  *   const blob = await exportSessionFrom(db, 's1', 'sessionline')
- *   const info = await importSessionline(db, new Uint8Array(await blob.arrayBuffer()), putFolds)
+ *   const [info] = await importSessionline(db, new Uint8Array(await blob.arrayBuffer()), putFolds)
  */
 import { fromBase64, toBase64 } from '../core/base64'
 import { type Folds, foldCheckedEvents, foldEvents, initFolds } from '../core/folds'
@@ -25,8 +25,9 @@ import { MAX_IMPORT_FILE_BYTES } from '../schema/limits'
 import type { ExportFormat } from '../schema/portability'
 import type { SessionInfo } from '../schema/session'
 import type { PreparedAttachment } from '../store/attachments'
-import { type SessionlineDb, sessionInfo } from '../store/db'
-import { readWholeSession, writeWholeSession } from '../store/session-files'
+import { type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
+import { readWholeSession, type SessionToWrite, writeWholeSession } from '../store/session-files'
+import { inWrite } from '../store/transactions'
 import { sha256Hex } from './attachments'
 import { currentRows } from './cache/load'
 import { notFound } from './session-cache'
@@ -76,32 +77,71 @@ const invalid = (message: string, details?: Record<string, unknown>) =>
   new SessionlineError('invalid_input', `sessionline import: ${message}`, details)
 
 /**
- * Stores the session a `sessionline` export holds, as it was: same id, events, receipts, rows
- * and attachments. A hash that does not match, a line that does not parse, a log that does not
- * fold or bytes that are not what their id says are `invalid_input`; a session of that id is a
- * `conflict`. Nothing is written in either case.
+ * Stores the sessions a `sessionline` file holds, as they were: same ids, events, receipts, rows
+ * and attachments. A file is one export or several back to back (docs/decisions/0032, amended:
+ * "export all" concatenates them); each header's `lines` says where its export ends. A hash that
+ * does not match, a line that does not parse, a log that does not fold or bytes that are not what
+ * their id says are `invalid_input`; a session that exists (or comes twice) is a `conflict`.
+ * All or nothing: every session is written in one transaction, none on any failure. Answers the
+ * sessions in file order.
  */
 export async function importSessionline(
   db: SessionlineDb,
   bytes: Uint8Array,
   putFolds: (sessionId: string, throughSeq: number, folds: Folds) => Promise<unknown> | undefined,
-): Promise<SessionInfo> {
-  const newline = bytes.indexOf(10)
-  if (newline < 0) throw invalid('the file ends inside its header (truncated?)')
-  const decoder = new TextDecoder('utf-8', { fatal: true })
-  const bodyBytes = bytes.subarray(newline + 1)
-  let headerText: string
-  let bodyText: string
+): Promise<SessionInfo[]> {
+  const writes: SessionToWrite[] = []
+  for (const part of splitExports(bytes)) writes.push(await checkedExport(part, putFolds))
+  const rows = await inWrite(db, async () => {
+    const written: SessionRow[] = []
+    for (const write of writes) written.push(await writeWholeSession(db, write))
+    return written
+  })
+  return rows.map(sessionInfo)
+}
+
+/**
+ * The exports of a file, each from its header through its last line. Where a header's line count
+ * runs past the end, the rest of the file is its export: its hash then refuses it as truncated.
+ */
+function splitExports(bytes: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = []
+  let start = 0
+  while (start < bytes.length) {
+    const newline = bytes.indexOf(10, start)
+    if (newline < 0) throw invalid('the file ends inside its header (truncated?)')
+    const { header } = splitSessionline(decodeUtf8(bytes.subarray(start, newline + 1)))
+    let end = newline + 1
+    for (let line = 0; line < header.lines && end < bytes.length; line++) {
+      const next = bytes.indexOf(10, end)
+      end = next < 0 ? bytes.length : next + 1
+    }
+    parts.push(bytes.subarray(start, end))
+    start = end
+  }
+  if (parts.length === 0) throw invalid('the file is empty')
+  return parts
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
   try {
-    headerText = decoder.decode(bytes.subarray(0, newline + 1))
-    bodyText = decoder.decode(bodyBytes)
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
   } catch {
     throw invalid('the file is not UTF-8 text')
   }
-  const { header } = splitSessionline(headerText)
+}
+
+/** One export checked whole (hash, lines, log, bytes) and made ready to write. */
+async function checkedExport(
+  bytes: Uint8Array,
+  putFolds: (sessionId: string, throughSeq: number, folds: Folds) => Promise<unknown> | undefined,
+): Promise<SessionToWrite> {
+  const newline = bytes.indexOf(10)
+  const bodyBytes = bytes.subarray(newline + 1)
+  const { header } = splitSessionline(decodeUtf8(bytes.subarray(0, newline + 1)))
   if ((await sha256Hex(bodyBytes)) !== header.sha256)
     throw invalid('the content does not match the hash in its header (truncated or changed)')
-  const content = parseSessionlineBody(header, bodyText)
+  const content = parseSessionlineBody(header, decodeUtf8(bodyBytes))
   const attachments = await Promise.all(content.attachments.map(decodeAttachment))
   const native = content.session.source === 'native'
   if (native && content.rows.length > 0) throw invalid('a native session carries rows; its log makes them')
@@ -109,7 +149,7 @@ export async function importSessionline(
   // placed by its history tree (the plain fold knows no head: every row would read visible).
   const folded = native ? foldCheckedEvents(initFolds(), content.events) : undefined
   if (folded) folded.rows = placeRows(folded.rows, replayTree(content.events))
-  const row = await writeWholeSession(db, {
+  return {
     session: content.session,
     events: content.events,
     inputs: content.inputs,
@@ -117,8 +157,7 @@ export async function importSessionline(
     attachments,
     // An imported session's folds are derived from its rows when it is first loaded.
     putFolds: () => folded && putFolds(content.session.id, content.session.headSeq, folded.folds),
-  })
-  return sessionInfo(row)
+  }
 }
 
 async function decodeAttachment(a: ExportedAttachment): Promise<PreparedAttachment> {

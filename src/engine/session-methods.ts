@@ -1,10 +1,10 @@
 /**
  * The engine's methods over whole sessions: create, get, list and delete. A session is created
  * with its `session/created` event and fold state in one transaction, and cached at once; a
- * deleted one is dropped from the cache, the search index and peers' caches.
+ * deleted one stops syncing first and is dropped from the cache, the search index and peers' caches.
  *
  * @example
- *   const sessions = createSessionMethods({ db, now, cache, notes, history, searchIndex, noteSessions })
+ *   const sessions = createSessionMethods({ db, now, cache, notes, history, searchIndex, stopSync, noteSessions })
  *   const engine = { createSession: guard('createSession', sessions.createSession), … }
  */
 import { nanoid } from 'nanoid'
@@ -26,6 +26,8 @@ export interface SessionMethodsDeps {
   /** What else keeps per-session state, told when a session is deleted. */
   history: { forget(sessionId: string): void }
   searchIndex: { forget(sessionId: string): Promise<void> }
+  /** Stops the session's sync, if it syncs (sessionline/sync); resolves at once otherwise. */
+  stopSync(sessionId: string): Promise<void>
   /** Keeps the note outside IndexedDB in step with whether the database holds sessions. */
   noteSessions(): void
 }
@@ -41,6 +43,7 @@ export function createSessionMethods({
   notes,
   history,
   searchIndex,
+  stopSync,
   noteSessions,
 }: SessionMethodsDeps): Pick<Engine, SessionMethod> {
   return {
@@ -95,6 +98,8 @@ export function createSessionMethods({
 
     async deleteSession(sessionId) {
       const id = sessionIdOf(sessionId)
+      // A sync still running would pull the session back from its stream.
+      await stopSync(id)
       await inWrite(db, async () => {
         if (!(await getSessionRow(db, id))) throw notFound(id)
         await deleteSessionData(db, id)

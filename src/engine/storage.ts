@@ -1,6 +1,6 @@
 /**
  * What the database takes (`storage()`) and asking the browser to keep it (`persist()`),
- * DESIGN.md §11. The origin's usage and quota are the browser's (`navigator.storage`); a
+ * docs/architecture.md §11. The origin's usage and quota are the browser's (`navigator.storage`); a
  * session's size is estimated from its rows, one pass over each table, since IndexedDB reports
  * no sizes of its own: the structured size of each row (strings by length, numbers 8 bytes,
  * binary and Blobs by their byte length), close to what the rows take before compression.

@@ -1,9 +1,11 @@
+import type { Folds } from '../core/folds'
 import type { TurnState } from '../core/transcript'
 import type { ApprovalAnswer, RevokeToolApproval, ToolApprovals } from '../schema/approvals'
 import type { Delivery, Json, Usage } from '../schema/common'
 import type { StorageLoss } from '../schema/errors'
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import type {
+  BranchesAnswer,
   CompactRequest,
   ContextAnswer,
   ForkRequest,
@@ -33,6 +35,8 @@ import type {
   TurnOutlineEntry,
   UsageTotals,
 } from '../schema/session'
+import type { SyncOptions, SyncStatus } from '../schema/sync'
+import type { SessionlineDb } from '../store/db'
 
 /** Views of the built-in projections, by name. */
 export interface ProjectionViews {
@@ -85,6 +89,11 @@ export interface SessionChange {
    * Every later call rejects `storage_unavailable` with the same `details.reason`.
    */
   halted?: { reason: StorageLoss; message: string }
+  /**
+   * The session's sync status changed (`sessionline/sync`, docs/decisions/0036); such a change
+   * carries nothing else. Also sent once to a new watcher of a synced session.
+   */
+  sync?: SyncStatus
 }
 export type ChangeListener = (change: SessionChange) => void
 export type Unsubscribe = () => void
@@ -134,6 +143,11 @@ export interface Engine {
   /** History: the head moves to the newest row below row `messageId` (the path through it written last). */
   switchBranch(sessionId: string, messageId: string): Promise<void>
   /**
+   * History: row `messageId` and its siblings in creation order (`ids[branch.index]` is the row),
+   * so a branch picker can name the row to switch to; native and imported trees alike.
+   */
+  branches(sessionId: string, messageId: string): Promise<BranchesAnswer>
+  /**
    * History: a `summary` row under the head replaces the active path through the row at or below
    * `throughSeq` (default: all of it); those rows turn `inactive` and stay readable with
    * `includeInactive`, and the context becomes the summary and what follows. Answers the row.
@@ -179,7 +193,9 @@ export interface Engine {
   /**
    * Import: stores a Pi, Claude Code or Codex session file (importing it again updates it in
    * place), or a `sessionline` export, restored as the same native session (a `conflict` if that
-   * session exists).
+   * session exists). A `sessionline` file of several exports back to back (every session's
+   * export concatenated: "export all") restores them all in one transaction or none, and
+   * answers the first.
    */
   importTranscript(request: ImportRequest): Promise<SessionInfo>
 
@@ -212,6 +228,54 @@ export interface Engine {
    */
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>
 
+  /**
+   * Starts syncing one session with a Durable Streams server (`sessionline/sync`,
+   * docs/decisions/0036); idempotent. A session this database does not hold yet is pulled and
+   * created. `invalid_state` when the engine was made without `sync`.
+   */
+  sync(sessionId: string, options: SyncOptions): Promise<SyncStatus>
+  /** Stops syncing the session (its log, cursor and outbox stay; `sync` resumes). */
+  unsync(sessionId: string): Promise<void>
+  /** Where the session's sync stands; undefined when this engine does not sync it. */
+  syncStatus(sessionId: string): Promise<SyncStatus | undefined>
+
+  close(): Promise<void>
+}
+
+/** What session sync needs of the engine it runs in (the engine builds it for `createEngine({sync})`). */
+export interface SyncHost {
+  readonly engine: Engine
+  readonly db: SessionlineDb
+  now(): number
+  /** Stores a session's folds through `throughSeq` in the running transaction. */
+  putFolds(sessionId: string, throughSeq: number, folds: Folds): Promise<unknown> | undefined
+  /** Sync rewrote or created a session's log: caches reload it, watchers get a reset, peers are told. */
+  logRewritten(sessionId: string): Promise<void>
+  /**
+   * Sync appended others' events after the session's log (nothing before `fromHead` changed):
+   * the rows they made go to the search index, caches move forward, peers are told.
+   */
+  logAppended(
+    sessionId: string,
+    rows: readonly SessionMessage[],
+    fromHead: number,
+    toHead: number,
+  ): Promise<void>
+  /** Tells the session's watchers its sync status changed (a change with `sync` only). */
+  publishStatus(sessionId: string, status: SyncStatus): void
+}
+
+/** A sync implementation an engine plugs in (`createSessionSync()` of `sessionline/sync`). */
+export interface SessionSync {
+  attach(host: SyncHost): SyncDriver
+}
+
+/** The engine's sync verbs, served by the attached implementation. */
+export interface SyncDriver {
+  sync(sessionId: string, options: SyncOptions): Promise<SyncStatus>
+  unsync(sessionId: string): Promise<void>
+  status(sessionId: string): Promise<SyncStatus | undefined>
+  /** Stops every session's sync; awaited before the engine closes its database. */
   close(): Promise<void>
 }
 

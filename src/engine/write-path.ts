@@ -94,6 +94,11 @@ export interface WritePathDeps {
   materialize?: MaterializePolicy
   /** Told of every commit's rows after it is published (the search index follows them). */
   onRows?: (sessionId: string, rows: readonly SessionMessage[], fromHead: number, toHead: number) => void
+  /**
+   * Inside the transaction, when a write creates a row under a head that already has rows below
+   * it: those rows with their branch places rewritten (engine/history `siblingsJoined`).
+   */
+  siblingsJoined?: (row: SessionRow) => Promise<SessionMessage[]>
 }
 
 /** What a write answers, and whether it wrote anything (a replay or a no-op writes nothing). */
@@ -114,11 +119,15 @@ interface Queued {
   reject: (error: unknown) => void
 }
 
-/** A batch's plan as committed on `base`; `complete`: the plan's state is the session's whole state. */
+/**
+ * A batch's plan as committed on `base`; `complete`: the plan's state is the session's whole
+ * state; `siblings`: rows beside the plan's whose branch places the commit rewrote.
+ */
 interface Committed {
   base: Snapshot
   plan: BatchPlan<SessionRow>
   complete: boolean
+  siblings: readonly SessionMessage[]
 }
 
 /** Runs a function in a readwrite transaction over the tables a batch writes. */
@@ -133,6 +142,7 @@ interface WriteContext {
   notes: Notes
   now: () => number
   onRows: WritePathDeps['onRows']
+  siblingsJoined: WritePathDeps['siblingsJoined']
   policy: MaterializePolicy
 }
 
@@ -140,11 +150,12 @@ export function createWritePath({
   db,
   cache,
   notes,
+  siblingsJoined,
   now,
   onRows,
   materialize: policy = DEFAULT_MATERIALIZE,
 }: WritePathDeps) {
-  const ctx: WriteContext = { db, cache, notes, now, onRows, policy }
+  const ctx: WriteContext = { db, cache, notes, now, onRows, siblingsJoined, policy }
   /** One queue per pinned entry and durability: a strict write never rides a relaxed commit. */
   const queue = createWriteQueue<Entry, Queued>({
     maxBatch: MAX_BATCH,
@@ -217,9 +228,9 @@ async function commitTogether(
   await ctx.cache.load(entry)
   const inbox = batch.every((item) => item.spec.scope === 'inbox')
   const transaction: Transaction = inbox ? inInboxWrite : inWrite
-  const { base, plan, complete } =
+  const { base, plan, complete, siblings } =
     (await guessed(ctx, entry, batch, transaction)) ?? (await careful(ctx, entry, batch, inbox, transaction))
-  if (plan.plans.length > 0) published(ctx, entry, base, plan, complete)
+  if (plan.plans.length > 0) published(ctx, entry, base, plan, complete, siblings)
   return plan.outcomes
 }
 
@@ -264,14 +275,13 @@ async function guessed(
     const [row, ...facts] = await reads
     if (!row || !sameVersion(cached.row, row) || checks.some(({ expected }, i) => !expected.holds(facts[i])))
       throw STALE
-    await writes
-    return true
+    return (await writes) ?? []
   }).catch((error: unknown) => {
     // An input id stored meanwhile fails its add: the careful path answers replay or conflict.
-    if (error === STALE || isConstraintError(error)) return false
+    if (error === STALE || isConstraintError(error)) return false as const
     throw error
   })
-  return held ? { base: cached, plan, complete: true } : undefined
+  return held === false ? undefined : { base: cached, plan, complete: true, siblings: held }
 }
 
 /**
@@ -306,9 +316,9 @@ function careful(
       command: ({ spec }, _, i) => spec.command(facts[i]),
     }
     const plan = planBatch(base, batch, judge, now(), policy)
-    if (plan.plans.length > 0) await persistAll(ctx, sessionId, base, plan, batch)
+    const siblings = plan.plans.length > 0 ? await persistAll(ctx, sessionId, base, plan, batch) : []
     // An inbox read leaves the folds as cached: the state is whole only when they were current.
-    return { base, plan, complete: base === current || !inbox }
+    return { base, plan, complete: base === current || !inbox, siblings }
   })
 }
 
@@ -319,10 +329,11 @@ function published(
   base: Snapshot,
   plan: BatchPlan<SessionRow>,
   complete: boolean,
+  siblings: readonly SessionMessage[],
 ): void {
   const { cache, notes, onRows } = ctx
   const next = plan.state
-  const decision = mergedDecision(plan.plans)
+  const decision = mergedDecision(plan.plans, siblings)
   notes.post({ sessionId: entry.id, rev: next.row.rev })
   const change = { events: decision.events, rows: decision.rows, inputs: decision.receipts }
   const current = entry.snap
@@ -340,6 +351,8 @@ function published(
  * Stores the plan of one batch: the final session row and folds once, the events of all, new
  * rows and receipts added and changed ones put, in request order (an add precedes the put that
  * changes the same row or receipt later in the batch), and each writing write's `alsoStore`.
+ * A batch that creates the first row under a head with rows below it also rewrites their branch
+ * places; those rows are returned.
  */
 async function persistAll(
   ctx: WriteContext,
@@ -347,8 +360,8 @@ async function persistAll(
   base: Snapshot,
   plan: BatchPlan<SessionRow>,
   batch: readonly Queued[],
-): Promise<void> {
-  const { db, cache } = ctx
+): Promise<SessionMessage[]> {
+  const { db, cache, siblingsJoined } = ctx
   const next = plan.state
   const writes: Promise<unknown>[] = [db.sessions.put(next.row)]
   const events = plan.plans.flatMap((p) => p.decision.events)
@@ -372,5 +385,19 @@ async function persistAll(
     const alsoStore = (batch[i] as Queued).spec.alsoStore
     if (alsoStore) writes.push(alsoStore())
   }
+  // Only the first row after a head move can join siblings (append never moves the head), and
+  // only then is the tree read: the plain write path pays nothing.
+  let siblings: Promise<SessionMessage[]> | undefined
+  if (
+    siblingsJoined &&
+    base.folds.branching.under !== 0 &&
+    plan.plans.some((p) => p.decision.createdRowIds.length > 0)
+  ) {
+    siblings = siblingsJoined(base.row).then((rows) =>
+      rows.length > 0 ? db.messages.bulkPut(rows).then(() => rows) : rows,
+    )
+    writes.push(siblings)
+  }
   await Promise.all(writes)
+  return siblings ? await siblings : []
 }

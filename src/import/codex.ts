@@ -32,7 +32,12 @@
  * types are skipped and reported.
  */
 import type { Json, Usage } from '../schema/common'
-import type { MessageRecord, ToolCallRecord, TranscriptRecord } from '../schema/records'
+import {
+  isOrderedRecord,
+  type MessageRecord,
+  type ToolCallRecord,
+  type TranscriptRecord,
+} from '../schema/records'
 import type { JsonObject, ParsedLines } from './jsonl'
 import {
   count,
@@ -185,8 +190,7 @@ export function parseCodexSession(parsed: ParsedLines): TranscriptRecord[] {
     }
     const superseded = new Set<string>()
     for (const record of records) {
-      if (record.type === 'session' || record.type === 'tool_call' || record.visibility !== 'visible')
-        continue
+      if (!isOrderedRecord(record) || record.visibility !== 'visible') continue
       if (kept.has(record)) continue
       record.visibility = 'inactive'
       superseded.add(record.id)

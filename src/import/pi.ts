@@ -35,6 +35,7 @@ import type {
   ToolCallRecord,
   ToolResultRecord,
   TranscriptRecord,
+  TreeRecord,
 } from '../schema/records'
 import type { JsonLine, JsonObject, ParsedLines } from './jsonl'
 import { transcriptOrder } from './order'
@@ -503,6 +504,7 @@ export function parsePiSession(parsed: ParsedLines): TranscriptRecord[] {
   })
   const ordered = order.flatMap((key) => byKey.get(key)!)
 
+  const tree = treeRecord(nodes, byId, byKey, leafId)
   const messages = ordered.filter((r): r is MessageRecord => r.type === 'message')
   // Pi's session list names a session by its first user message in the file, whatever came after.
   const firstPrompt = records.find(
@@ -521,5 +523,70 @@ export function parsePiSession(parsed: ParsedLines): TranscriptRecord[] {
       formatVersion: version,
     }),
     ...ordered,
+    tree,
   ]
+}
+
+/**
+ * The file's tree over the records it made (docs/decisions/0037): each record-making entry, and
+ * each retained copy (chained under its compaction), hangs under the nearest record-making
+ * ancestor; the children of a compaction with a retained tail hang under its last copy, since
+ * that is where the path the tool sends runs. A compaction replaces what its first kept entry
+ * hangs under (all before it when it keeps nothing on its path).
+ */
+function treeRecord(
+  nodes: readonly PiNode[],
+  byId: ReadonlyMap<string, PiNode>,
+  byKey: ReadonlyMap<string, TranscriptRecord[]>,
+  leafId: string | null,
+): TreeRecord {
+  const made = (key: string) => byKey.get(key)?.some((r) => r.type !== 'tool_call') === true
+  const lower = new Map<string, string | null>()
+  /** The node an entry's children hang under. Iterative: a long linear file is a deep chain. */
+  const lowerOf = (id: string): string | null => {
+    const chain: PiNode[] = []
+    let at: PiNode | undefined = byId.get(id)
+    while (at && !lower.has(at.id)) {
+      chain.push(at)
+      at = at.parentId === null ? undefined : byId.get(at.parentId)
+    }
+    let below: string | null = at ? lower.get(at.id)! : null
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const node = chain[i]!
+      if (made(node.id)) below = node.id
+      tailOf(node)?.forEach((_, t) => {
+        if (made(tailKey(node.id, t))) below = tailKey(node.id, t)
+      })
+      lower.set(node.id, below)
+    }
+    return below
+  }
+  const upperOf = (node: PiNode): string | null =>
+    node.parentId !== null && byId.has(node.parentId) ? lowerOf(node.parentId) : null
+  const out: TreeRecord['nodes'] = []
+  for (const node of nodes) {
+    let last = upperOf(node)
+    if (made(node.id)) {
+      const entry: TreeRecord['nodes'][number] = { id: node.id, parent: last }
+      if (node.type === 'compaction') {
+        const kept = tailOf(node) ? undefined : node.raw.firstKeptEntryId
+        const first = typeof kept === 'string' ? pathTo(node.id, byId).find((e) => e.id === kept) : undefined
+        entry.through = upperOf(first && first !== node ? first : node)
+      }
+      if (
+        node.type === 'branch_summary' &&
+        !(typeof node.raw.summary === 'string' && node.raw.summary !== '')
+      )
+        entry.silent = true
+      out.push(entry)
+      last = node.id
+    }
+    tailOf(node)?.forEach((_, t) => {
+      const key = tailKey(node.id, t)
+      if (!made(key)) return
+      out.push({ id: key, parent: last, copyOf: node.id })
+      last = key
+    })
+  }
+  return { type: 'tree', head: leafId === null ? null : lowerOf(leafId), nodes: out }
 }

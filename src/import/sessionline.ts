@@ -1,5 +1,5 @@
 /**
- * The `sessionline` export format (DESIGN.md §11, docs/decisions/0032): JSON lines, a header
+ * The `sessionline` export format (docs/architecture.md §11, docs/decisions/0032): JSON lines, a header
  * first, then the session, its durable log, its inbox, the rows of a session that has no log
  * (imported ones) and the attachment bytes in base64. Pure: text in, checked records out, and
  * back; hashing and storage are the engine's.

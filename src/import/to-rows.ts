@@ -23,8 +23,11 @@
  *   const { sessionId, rows, outline, usage } = recordsToRows(parseTranscript(text).records)
  */
 
+import { branchOf, placed as placeRow } from '../core/history-tree'
+import { historyOfImport } from '../core/imported-tree'
 import { clampPrompt, clampResponse } from '../core/preview'
 import { SessionlineError } from '../schema/errors'
+import type { ImportedTree } from '../schema/history'
 import type { MessagePart, SessionMessage, ToolPart } from '../schema/messages'
 import {
   isOrderedRecord,
@@ -34,6 +37,7 @@ import {
   type ToolCallRecord,
   type ToolResultRecord,
   type TranscriptRecord,
+  type TreeRecord,
 } from '../schema/records'
 import type { ImportOrigin, Provider, SkippedLines, TurnOutlineEntry, UsageTotals } from '../schema/session'
 import { stableHash } from './util'
@@ -45,6 +49,8 @@ export interface StoredTranscript {
   rows: SessionMessage[]
   outline: TurnOutlineEntry[]
   usage: UsageTotals
+  /** The file's history tree over these rows, when the file keeps one (docs/decisions/0037). */
+  tree?: ImportedTree
 }
 
 const MAX_ID = 256
@@ -115,6 +121,8 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
   }
 
   const rows: SessionMessage[] = []
+  /** The row each ordered record went into (a merged result or reasoning: the row it joined). */
+  const rowOfRecord = new Map<string, string>()
   const toolParts = new Map<string, { row: SessionMessage; index: number }>()
   let turns = 0
   let visibleTurn = 0
@@ -139,6 +147,7 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
       ...fields,
     }
     rows.push(row)
+    rowOfRecord.set(record.id, row.id)
     return row
   }
 
@@ -181,6 +190,7 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
       ...(m.isMeta ? { isMeta: true } : {}),
       ...(m.parentId ? { parentId: m.parentId } : {}),
     })
+    if (reasoningFrom) rowOfRecord.set(reasoningFrom.id, row.id)
     calls.forEach((call, i) => {
       toolParts.set(call.id, { row, index: parts.length - calls.length + i })
     })
@@ -233,6 +243,7 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
     const part = slot?.row.parts[slot.index] as ToolPart | undefined
     if (slot && part && part.output === undefined && slot.row.visibility === record.visibility) {
       slot.row.parts[slot.index] = { ...part, output: record.output, isError: record.isError, state }
+      rowOfRecord.set(record.id, slot.row.id)
       continue
     }
     push(record, {
@@ -252,7 +263,68 @@ export function recordsToRows(records: readonly TranscriptRecord[]): StoredTrans
   }
   flushReasoning()
 
-  return { sessionId, session, rows, outline: rowsOutline(rows), usage: rowsUsage(rows) }
+  const treeRecord = records.find((r): r is TreeRecord => r.type === 'tree')
+  if (treeRecord === undefined) {
+    return { sessionId, session, rows, outline: rowsOutline(rows), usage: rowsUsage(rows) }
+  }
+  const tree = treeOverRows(treeRecord, rowOfRecord)
+  // The file's own visibility stands; the tree adds each row's branch place.
+  const history = historyOfImport(tree, roleIn(rows))
+  const placed = rows.map((row) => placeRow(row, undefined, branchOf(history, row.id)))
+  return { sessionId, session, rows: placed, outline: rowsOutline(placed), usage: rowsUsage(placed), tree }
+}
+
+const roleIn = (rows: readonly SessionMessage[]) => {
+  const roles = new Map(rows.map((r) => [r.id, r.role]))
+  return (id: string) => roles.get(id)
+}
+
+/**
+ * A file's tree over its records as a tree over the rows they went into: a record merged into a
+ * row already in the tree (a tool result into its call's row, reasoning into the next answer)
+ * adds no node, and its children hang under that row.
+ */
+function treeOverRows(record: TreeRecord, rowOfRecord: ReadonlyMap<string, string>): ImportedTree {
+  const byId = new Map(record.nodes.map((n) => [n.id, n]))
+  /** The row a node's children hang under (`null`: none above). */
+  const lower = new Map<string, string | null>()
+  const nodes: ImportedTree['nodes'] = []
+  const placedRows = new Set<string>()
+  const lowerOf = (id: string | null): string | null => {
+    if (id === null) return null
+    const known = lower.get(id)
+    if (known !== undefined) return known
+    const chain: string[] = []
+    let at: string | null = id
+    while (at !== null && !lower.has(at) && byId.has(at) && !chain.includes(at)) {
+      chain.push(at)
+      at = byId.get(at)!.parent
+    }
+    let below: string | null = at !== null ? (lower.get(at) ?? null) : null
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const node = byId.get(chain[i]!)!
+      const row = rowOfRecord.get(node.id)
+      if (row !== undefined && row !== below && !placedRows.has(row)) {
+        placedRows.add(row)
+        const entry: ImportedTree['nodes'][number] = { id: row, parent: below }
+        if (node.through !== undefined) entry.through = lowerOf(node.through)
+        if (node.copyOf !== undefined) {
+          const of = rowOfRecord.get(node.copyOf)
+          if (of !== undefined) entry.copyOf = of
+        }
+        if (node.silent) entry.silent = true
+        nodes.push(entry)
+        below = row
+      }
+      // A record merged into a row placed above (a result into its call's row) adds no node:
+      // its children hang where its parent's do.
+      lower.set(node.id, below)
+    }
+    return below
+  }
+  for (const node of record.nodes) lowerOf(node.id)
+  const head = lowerOf(record.head)
+  return { head, fileHead: head, nodes }
 }
 
 const textOfRow = (row: SessionMessage) =>
@@ -292,6 +364,28 @@ export function rowsOutline(rows: readonly SessionMessage[]): TurnOutlineEntry[]
     if (response !== undefined) entry.response = clampResponse(response)
   }
   return entries
+}
+
+/**
+ * Stored rows with their turns numbered again after their visibility changed (an imported tree
+ * switched to another branch, docs/decisions/0037), by the rule `recordsToRows` numbers them
+ * with: each prompt that is not hidden nor steered opens the next turn in row order; a visible
+ * row carries the turn of the newest visible prompt before it, any other row that of the newest
+ * prompt. A row whose turn stays is the same object.
+ */
+export function renumberTurns(rows: readonly SessionMessage[]): SessionMessage[] {
+  let turns = 0
+  let visibleTurn = 0
+  return rows.map((row) => {
+    const prompt =
+      row.role === 'user' && row.source === 'user' && row.delivery !== 'steer' && row.visibility !== 'hidden'
+    if (prompt) {
+      turns++
+      if (row.visibility === 'visible') visibleTurn = turns
+    }
+    const turn = row.visibility === 'visible' ? visibleTurn : turns
+    return turn === row.turn ? row : { ...row, turn }
+  })
 }
 
 /** Usage totals of stored rows: every row's usage, whatever its visibility. */

@@ -1,5 +1,5 @@
 /**
- * Attachments (DESIGN.md §11, docs/decisions/0031): what a caller hands `admit` (bytes with a
+ * Attachments (docs/architecture.md §11, docs/decisions/0031): what a caller hands `admit` (bytes with a
  * name and a media type) and the `file` part that receipts, `user/message` events and user rows
  * carry in their place. The bytes are stored once per content, under their SHA-256 in hex.
  *

@@ -1,5 +1,5 @@
 /**
- * What the history verbs take and answer on the engine's surface (DESIGN.md §11,
+ * What the history verbs take and answer on the engine's surface (docs/architecture.md §11,
  * docs/decisions/0033).
  */
 import { z } from 'zod'
@@ -21,6 +21,15 @@ export type ResendRequest = z.infer<typeof ResendRequest>
 /** `rewind`'s answer: the text of the prompt rewound, for the composer. */
 export interface RewindAnswer {
   text: string
+}
+
+/**
+ * `branches(sessionId, messageId)`'s answer: the row and its siblings (the rows under the same
+ * parent in the history tree), in creation order, so `ids[branch.index]` is the row itself and a
+ * picker's arrows name the rows to `switchBranch` to.
+ */
+export interface BranchesAnswer {
+  ids: string[]
 }
 
 /** `context(sessionId)`'s answer: the rows the model gets at the next step, in the order it gets them. */
@@ -77,3 +86,29 @@ export const ForkRequest = z.strictObject({
   id: Id.optional(),
 })
 export type ForkRequest = z.infer<typeof ForkRequest>
+
+/**
+ * The stored history tree of an imported session (docs/decisions/0037): its rows as nodes in the
+ * order the file created them (a parent before its children), the head the session shows, and
+ * the head the file itself named at import (a re-import keeps a chosen head only while the file
+ * still names that one).
+ */
+export const ImportedTree = z
+  .strictObject({
+    head: Id.nullable(),
+    fileHead: Id.nullable(),
+    nodes: z.array(
+      z.strictObject({
+        id: Id,
+        parent: Id.nullable(),
+        /** A compaction: the last row of its path it replaces (`null`: none). */
+        through: Id.nullable().optional(),
+        /** A copy of an earlier message the compaction `copyOf` carries. */
+        copyOf: Id.optional(),
+        /** On the path but never shown (an empty branch summary). */
+        silent: z.literal(true).optional(),
+      }),
+    ),
+  })
+  .refine((tree) => new Set(tree.nodes.map((n) => n.id)).size === tree.nodes.length, 'node ids repeat')
+export type ImportedTree = z.infer<typeof ImportedTree>

@@ -1,5 +1,5 @@
 /**
- * Requests and answers of exporting sessions and of the storage they take (DESIGN.md §11).
+ * Requests and answers of exporting sessions and of the storage they take (docs/architecture.md §11).
  *
  * @example
  *   const file = await engine.exportSession(id, { format: 'markdown' })

@@ -143,12 +143,44 @@ export const SummaryRecord = z.strictObject({
 })
 export type SummaryRecord = z.infer<typeof SummaryRecord>
 
+/**
+ * A file's history tree, for the files that keep one (Pi: `id`/`parentId` entries and a leaf):
+ * the records that are nodes, each with the node it hangs under, in the order the file created
+ * them, and the node the file's current position is at. It lets an imported tree be switched
+ * to another branch later (docs/decisions/0037). Node ids are ordered records' ids; an entry
+ * that made no record is left out and its children hang under its nearest ancestor that did.
+ */
+export const TreeRecord = z.strictObject({
+  type: z.literal('tree'),
+  /** The node the file's position is at (`null`: the empty path). */
+  head: Id.nullable(),
+  nodes: z.array(
+    z.strictObject({
+      id: Id,
+      /** The node this one hangs under (`null`: a root). */
+      parent: Id.nullable(),
+      /**
+       * A compaction: the last node of its path it replaces (`null`: none). Only the last
+       * compaction on a path counts: it, what the path holds after what it replaces (less other
+       * compactions and their copies) and what follows it are what the file's tool sends.
+       */
+      through: Id.nullable().optional(),
+      /** A copy of an earlier message a compaction carries (Pi: `retainedTail`): the compaction's id. */
+      copyOf: Id.optional(),
+      /** On the path but never shown nor sent (Pi: an empty branch summary). */
+      silent: z.literal(true).optional(),
+    }),
+  ),
+})
+export type TreeRecord = z.infer<typeof TreeRecord>
+
 export const TranscriptRecord = z.discriminatedUnion('type', [
   SessionRecord,
   MessageRecord,
   ToolCallRecord,
   ToolResultRecord,
   SummaryRecord,
+  TreeRecord,
 ])
 export type TranscriptRecord = z.infer<typeof TranscriptRecord>
 export type OrderedRecord = MessageRecord | ToolResultRecord | SummaryRecord

@@ -13,6 +13,7 @@ import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo } from '../schema/session'
+import type { SyncBatch } from '../schema/sync'
 import { SCHEMA_VERSIONS, type SchemaVersion } from './migrations'
 
 /** A session as stored: its public info plus `rev`, bumped by every write to the session. */
@@ -24,10 +25,20 @@ export interface SessionRow extends SessionInfo {
    * them with the deltas logged after their `through`. Absent: every stored row is current.
    */
   lagging?: LaggingRow[]
+  /**
+   * How often session sync rewrote this session's log past its canonical prefix
+   * (docs/decisions/0036); a cache made before the last rewrite cannot be moved forward.
+   */
+  rebased?: number
 }
 
 /** What a session row shows outside the engine: everything but its write counter and lag marks. */
-export const sessionInfo = ({ rev: _rev, lagging: _lagging, ...rest }: SessionRow): SessionInfo => rest
+export const sessionInfo = ({
+  rev: _rev,
+  lagging: _lagging,
+  rebased: _rebased,
+  ...rest
+}: SessionRow): SessionInfo => rest
 
 /** Cached fold state of one projection, consistent with the log through `throughSeq`. */
 export interface ProjectionRow<S = unknown> {
@@ -68,6 +79,41 @@ export interface AttachmentRefRow {
   attachmentId: string
 }
 
+/** Where one synced session stands with its stream (docs/decisions/0036). */
+export interface SyncStateRow {
+  sessionId: string
+  /** The server's base URL. */
+  url: string
+  /** This device's producer id on the stream. */
+  deviceId: string
+  /** The producer epoch of the engine that pushes now; each engine that starts syncing takes the next. */
+  epoch: number
+  /** The producer seq the next batch sent in this epoch takes. */
+  nextProducerSeq: number
+  /** The stream offset read through (`-1`: nothing read yet). */
+  offset: string
+  /** Events 1..canonicalSeq of the local log are the stream's canonical log; those after are this device's. */
+  canonicalSeq: number
+  /** `${device}/${batchId}` of every batch in the canonical log. */
+  seen: string[]
+  /** Stream messages skipped as unfoldable, and why the last one was. */
+  skipped: number
+  lastSkip?: string
+}
+
+/** A batch of this device's events not yet confirmed by the stream, in local log order. */
+export interface SyncOutboxRow {
+  sessionId: string
+  /** The local seqs its events hold now (a rebase moves them). */
+  fromSeq: number
+  toSeq: number
+  batch: SyncBatch
+  /** The producer epoch and seq it was last sent with. */
+  sent?: { epoch: number; seq: number }
+  /** The server acknowledged it under `sent`. */
+  acked?: boolean
+}
+
 export type SessionlineDb = Dexie & {
   sessions: EntityTable<SessionRow, 'id'>
   events: Table<StoredEvent, [string, number]>
@@ -77,6 +123,8 @@ export type SessionlineDb = Dexie & {
   search: Table<SearchPartRow, [string, number]>
   attachments: EntityTable<AttachmentRow, 'id'>
   attachmentRefs: Table<AttachmentRefRow, [string, string]>
+  syncState: EntityTable<SyncStateRow, 'sessionId'>
+  syncOutbox: Table<SyncOutboxRow, [string, number]>
 }
 
 /** Any key-range factory (the DOM's or fake-indexeddb's); Dexie only calls it. */

@@ -12,6 +12,7 @@
 import { CACHED_FOLDS, FOLD_NAMES, type Folds } from '../core/folds'
 import { idTaken } from '../core/ids'
 import { SessionlineError } from '../schema/errors'
+import { ImportedTree } from '../schema/history'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionRecord } from '../schema/records'
 import type { FileFingerprint, ImportOrigin, SessionInfo } from '../schema/session'
@@ -27,6 +28,44 @@ export interface ImportedSession {
   folds: Folds
   /** What the origin says besides the file: sub-agent links, lines the import left out. */
   originFacts?: Pick<ImportOrigin, 'parentSessionId' | 'agentId' | 'skipped'>
+  /** The file's history tree over `rows`, when it keeps one (docs/decisions/0037). */
+  tree?: ImportedTree
+  /** `rows` and `folds` with the tree's head moved to `head` (a re-import that keeps a chosen head). */
+  placedAt?: (head: string | null) => { rows: SessionMessage[]; folds: Folds }
+}
+
+/** The `projections` name of an imported session's tree: one record, never a fold. */
+export const IMPORTED_TREE = 'importedTree'
+
+/** The stored tree row of an imported session. */
+export function importedTreeRow(sessionId: string, tree: ImportedTree, rowCount: number): ProjectionRow {
+  return { sessionId, name: IMPORTED_TREE, version: 1, throughSeq: rowCount, state: tree }
+}
+
+/**
+ * Inside a transaction: the stored tree of an imported session (undefined: its file kept none,
+ * or what is stored does not read as a tree, which then counts as none).
+ */
+export async function importedTreeOf(
+  db: SessionlineDb,
+  sessionId: string,
+): Promise<ImportedTree | undefined> {
+  const row = await db.projections.get([sessionId, IMPORTED_TREE])
+  if (row === undefined || row.version !== 1) return undefined
+  const parsed = ImportedTree.safeParse(row.state)
+  return parsed.success ? parsed.data : undefined
+}
+
+/**
+ * What a re-import shows (docs/decisions/0037): the head chosen by `switchBranch` is kept while
+ * the file still names the head it named when that choice was made and the new tree holds it;
+ * when the file moved on (its tool continued or switched the session), the file's head wins.
+ */
+export function keptHead(before: ImportedTree | undefined, next: ImportedTree): string | null | undefined {
+  if (before === undefined || before.head === before.fileHead) return undefined
+  if (before.fileHead !== next.fileHead) return undefined
+  if (before.head !== null && !next.nodes.some((n) => n.id === before.head)) return undefined
+  return before.head
 }
 
 export interface ImportedWrite {
@@ -37,9 +76,9 @@ export interface ImportedWrite {
 }
 
 /** The cached fold rows of an imported session. */
-function foldRows(stored: ImportedSession): ProjectionRow[] {
+export function foldRows(sessionId: string, rowCount: number, folds: Folds): ProjectionRow[] {
   return FOLD_NAMES.flatMap((name) =>
-    encodeState(stored.sessionId, name, CACHED_FOLDS[name].version, stored.rows.length, stored.folds[name]),
+    encodeState(sessionId, name, CACHED_FOLDS[name].version, rowCount, folds[name]),
   )
 }
 
@@ -85,6 +124,14 @@ export async function writeImportedSession(
       origin,
       rev: (existing?.rev ?? 0) + 1,
     }
+    let { rows, folds } = stored
+    let tree = stored.tree
+    const before = existing ? await importedTreeOf(db, sessionId) : undefined
+    const kept = tree ? keptHead(before, tree) : undefined
+    if (tree && kept !== undefined && stored.placedAt) {
+      ;({ rows, folds } = stored.placedAt(kept))
+      tree = { ...tree, head: kept }
+    }
     if (existing) {
       await Promise.all([
         db.messages.where('[sessionId+seq]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).delete(),
@@ -93,16 +140,14 @@ export async function writeImportedSession(
     }
     // Ids are global (core/ids): rows are added, so a row of another session is never taken
     // over, and an id an input of any session owns is refused too; either fails the whole file.
-    const inputs = await db.inputs.bulkGet(stored.rows.map((r) => r.id))
+    const inputs = await db.inputs.bulkGet(rows.map((r) => r.id))
     const owned = inputs.findIndex((input) => input !== undefined)
     if (owned >= 0) {
-      throw idTaken(stored.rows[owned]!.id, { kind: 'input', sessionId: inputs[owned]!.sessionId })
+      throw idTaken(rows[owned]!.id, { kind: 'input', sessionId: inputs[owned]!.sessionId })
     }
-    await Promise.all([
-      addRows(db, stored.rows),
-      db.projections.bulkPut(foldRows(stored)),
-      db.sessions.put(row),
-    ])
+    const projections = foldRows(sessionId, rows.length, folds)
+    if (tree) projections.push(importedTreeRow(sessionId, tree, rows.length))
+    await Promise.all([addRows(db, rows), db.projections.bulkPut(projections), db.sessions.put(row)])
     return { session: sessionInfo(row), rev: row.rev, status: existing ? 'updated' : 'imported' }
   })
 }

@@ -15,7 +15,7 @@ export interface SchemaVersion {
 export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
   {
     version: 1,
-    why: 'the layout of DESIGN.md §3',
+    why: 'the layout of docs/architecture.md §3',
     stores: {
       sessions: 'id, updatedAt',
       events: '[sessionId+seq]',
@@ -44,6 +44,13 @@ export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
     // (docs/decisions/0031): deleting a session frees the bytes no other session references.
     why: 'store attachment bytes by content hash, with the sessions that reference them',
     stores: { attachments: 'id', attachmentRefs: '[sessionId+attachmentId], attachmentId' },
+  },
+  {
+    version: 5,
+    // Session sync (docs/decisions/0036): per synced session, where its stream was read to and
+    // how much of the log is canonical, and the batches this device has yet to see confirmed.
+    why: 'keep the stream cursor and outbox of each synced session beside its log',
+    stores: { syncState: 'sessionId', syncOutbox: '[sessionId+fromSeq]' },
   },
 ]
 

@@ -29,7 +29,18 @@ export function assertInTransaction(operation: string): void {
 export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
   return db.transaction(
     'rw',
-    [db.sessions, db.events, db.inputs, db.messages, db.projections, db.attachments, db.attachmentRefs],
+    [
+      db.sessions,
+      db.events,
+      db.inputs,
+      db.messages,
+      db.projections,
+      db.attachments,
+      db.attachmentRefs,
+      // Deleting a session deletes its sync state and outbox with it (docs/decisions/0036).
+      db.syncState,
+      db.syncOutbox,
+    ],
     scope,
   )
 }
@@ -384,5 +395,7 @@ export async function deleteSessionData(db: SessionlineDb, sessionId: string): P
     all('messages'),
     db.projections.where('[sessionId+name]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).delete(),
     releaseAttachments(db, sessionId),
+    db.syncState.delete(sessionId),
+    db.syncOutbox.where('[sessionId+fromSeq]').between([sessionId, MIN_KEY], [sessionId, MAX_KEY]).delete(),
   ])
 }

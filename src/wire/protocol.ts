@@ -53,6 +53,7 @@ export const ENGINE_METHODS = [
   'resend',
   'regenerate',
   'switchBranch',
+  'branches',
   'compact',
   'context',
   'fork',
@@ -74,6 +75,9 @@ export const ENGINE_METHODS = [
   'persist',
   'flush',
   'search',
+  'sync',
+  'unsync',
+  'syncStatus',
   'close',
 ] as const satisfies readonly (keyof Engine)[]
 

@@ -1,4 +1,3 @@
-import { QueueOrder } from '../../demo/history/queue-order'
 import { replacedBy, siblingOf } from '../../demo/history/tree'
 import { h } from '../../demo/ui/dom'
 import { QueueTray } from '../../demo/ui/queue-tray'
@@ -64,17 +63,13 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
     activate: (item) => void jump(item).catch(report),
     loadBefore: (position) => void view.loadOutline(position).catch(report),
   })
-  const queueOrder = new QueueOrder(client, () => frame.schedule())
   const tray = new QueueTray(trayHost, {
     cancel: (id) => void view.cancel(id).catch(report),
     edit: (id, text) => void view.edit(id, text).catch(report),
     ...(options.history && {
-      reorder: (id: string, before: string | null) =>
-        void client
-          .reorder(sessionId, id, { before })
-          .then(() => queueOrder.refresh(sessionId))
-          .catch(report),
-      steer: (id: string) => void client.setDelivery(sessionId, id, 'steer').catch(report),
+      // The view shows a move and a change of delivery at once, in the engine's order.
+      reorder: (id: string, before: string | null) => void view.reorder(id, { before }).catch(report),
+      steer: (id: string) => void view.setDelivery(id, 'steer').catch(report),
     }),
   })
 
@@ -82,8 +77,7 @@ export function mountParts(host: HTMLElement, session: StorySession, options: Pa
     const snapshot = view.getSnapshot()
     if (jumpingTurn === undefined) transcript.render(snapshot.rows)
     transcript.setWindow(snapshot)
-    if (options.tray)
-      tray.render(options.history ? queueOrder.of(sessionId, snapshot.queued) : snapshot.queued)
+    if (options.tray) tray.render(snapshot.queued)
     if (options.rail)
       rail.update({
         items: snapshot.rail,

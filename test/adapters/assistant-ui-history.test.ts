@@ -3,6 +3,8 @@
 // happy-dom) over an in-process engine with the scripted provider: a reload answers the prompt
 // again on a new branch, an edit resends the prompt on a new branch, an edit of an input still
 // pending changes it in place, and the thread stays the view's rows throughout.
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import type { AssistantRuntime } from '@assistant-ui/react'
 import { act, createElement } from 'react'
 import { createRoot, type Root } from 'react-dom/client'
@@ -156,5 +158,88 @@ describe('assistant-ui: Edit and Reload', () => {
     })
     await settle(() => view.getSnapshot().rows[0]?.key === prompt, 'the first branch')
     expect(view.getSnapshot().rows.map((r) => r.key)).toEqual([prompt, second])
+  })
+
+  it('after a reload the picker counts every branch from the rows, and switching reaches one this page never saw', async () => {
+    engine = await inProcessEngine({ provider: { kind: 'scripted', seed: 5, toolRate: 0, wordDelayMs: 1 } })
+    const { id } = await engine.engine.createSession()
+    // Written before the page opens: one prompt, answered three times (two regenerations).
+    const first = createSessionView(engine.engine, id)
+    await until(first, (s) => s.status === 'ready')
+    await first.admit('a question')
+    await until(first, (s) => idle(s) && s.rows.length === 2)
+    const answers = [first.getSnapshot().rows[1]!.key]
+    for (let i = 0; i < 2; i++) {
+      await first.regenerate(answers.at(-1)!)
+      await until(first, (s) => idle(s) && s.rows.length === 2 && !answers.includes(s.rows[1]!.key))
+      answers.push(first.getSnapshot().rows[1]!.key)
+    }
+    first.dispose()
+
+    // The reload: a new view and runtime, which saw none of it happen.
+    const v = createSessionView(engine.engine, id)
+    view = v
+    await until(v, (s) => s.status === 'ready' && s.rows.length === 2)
+    const out: { runtime?: AssistantRuntime } = {}
+    const container = document.createElement('div')
+    document.body.append(container)
+    root = createRoot(container)
+    act(() => root?.render(createElement(Probe, { view: v, out })))
+    const runtime = () => out.runtime!
+    const picker = (key: string) => {
+      const state = runtime().thread.getMessageById(key).getState()
+      return [state.branchNumber, state.branchCount]
+    }
+    await settle(() => runtime().thread.getState().messages.at(-1)?.id === answers[2], 'the thread')
+    expectThreadEqualsRows(v, runtime())
+    await settle(() => picker(answers[2]!)[1] === 3, 'the picker to count the branches')
+    expect(picker(answers[2]!)).toEqual([3, 3])
+
+    // Back to the first answer, which this page never showed.
+    await act(async () => {
+      runtime().thread.getMessageById(answers[2]!).switchToBranch({ position: 'previous' })
+    })
+    await settle(() => v.getSnapshot().rows[1]?.key === answers[1], 'the second answer')
+    await act(async () => {
+      runtime().thread.getMessageById(answers[1]!).switchToBranch({ position: 'previous' })
+    })
+    await settle(() => v.getSnapshot().rows[1]?.key === answers[0], 'the first answer')
+    await settle(() => runtime().thread.getState().messages.at(-1)?.id === answers[0], 'the thread on it')
+    expectThreadEqualsRows(v, runtime())
+    expect(picker(answers[0]!)).toEqual([1, 3])
+    const shown = v.getSnapshot().rows[1]
+    expect(shown?.kind === 'message' && shown.message.parts.some((p) => p.type === 'text')).toBe(true)
+  })
+
+  it("an imported Pi tree's picker counts its branches, and picking one switches the session there", async () => {
+    engine = await inProcessEngine()
+    const text = readFileSync(path.resolve('test/import/fixtures/pi/tree-v3-branch-compaction.jsonl'), 'utf8')
+    const { id } = await engine.engine.importTranscript({ text })
+    const v = createSessionView(engine.engine, id)
+    view = v
+    await until(v, (s) => s.status === 'ready' && s.rows.length === 4)
+    const out: { runtime?: AssistantRuntime } = {}
+    const container = document.createElement('div')
+    document.body.append(container)
+    root = createRoot(container)
+    act(() => root?.render(createElement(Probe, { view: v, out })))
+    const runtime = () => out.runtime!
+    const picker = (key: string) => {
+      const state = runtime().thread.getMessageById(key).getState()
+      return [state.branchNumber, state.branchCount]
+    }
+    // By hand from the file: the leaf's answer d2 is the first of d1's two answers (e1 the second).
+    const d2 = 'pi:fx-tree-v3/d2'
+    const e1 = 'pi:fx-tree-v3/e1'
+    await settle(() => runtime().thread.getState().messages.at(-1)?.id === d2, 'the thread')
+    await settle(() => picker(d2)[1] === 2, 'the picker to count the answers')
+    expect(picker(d2)).toEqual([1, 2])
+    await act(async () => {
+      runtime().thread.getMessageById(d2).switchToBranch({ position: 'next' })
+    })
+    await settle(() => v.getSnapshot().rows.at(-1)?.key === e1, 'the other answer')
+    await settle(() => runtime().thread.getState().messages.at(-1)?.id === e1, 'the thread on it')
+    expectThreadEqualsRows(v, runtime())
+    expect(picker(e1)).toEqual([2, 2])
   })
 })

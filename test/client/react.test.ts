@@ -8,8 +8,9 @@ import { act, createElement, type ReactNode } from 'react'
 import { createRoot, type Root } from 'react-dom/client'
 import { renderToString } from 'react-dom/server'
 import { afterEach, beforeAll, expect, test, vi } from 'vitest'
+import { type AttachmentUrls, attachmentUrls } from '../../src/client/attachment-urls'
 import type { SessionView, TimelineSnapshot } from '../../src/client/types'
-import { useSessionView } from '../../src/react'
+import { useAttachmentUrl, useSessionView } from '../../src/react'
 import { openPage, type Page, ready, seedTurns, until } from './harness'
 
 beforeAll(() => {
@@ -207,4 +208,45 @@ test('server rendering uses the current snapshot', async () => {
   const html = renderToString(createElement(Rows, { view, renders }))
   expect(html.match(/<li /g)).toHaveLength(4)
   expect(html).toContain('assistant:a-2')
+})
+
+function Picture({ urls, id }: { urls: AttachmentUrls; id: string }) {
+  const src = useAttachmentUrl(urls, id)
+  return src === undefined
+    ? createElement('span', { id: 'pic' }, 'loading')
+    : createElement('img', { id: 'pic', src })
+}
+
+test('useAttachmentUrl shows the URL once made and lets it go when the cache is disposed', async () => {
+  const { view, id, engine } = await openReady()
+  const bytes = new Uint8Array([137, 80, 78, 71, 9])
+  const receipt = await engine.admit(id, {
+    text: 'look',
+    attachments: [{ name: 'a.png', mediaType: 'image/png', data: bytes.buffer }],
+  })
+  const attachmentId = receipt.attachments![0]!.attachmentId
+  await until(view, (s) => s.rows.some((r) => r.key === receipt.id))
+  // happy-dom's Blob is not Node's, which URL.createObjectURL wants: the URL's making is stood in for.
+  let made = 0
+  vi.spyOn(URL, 'createObjectURL').mockImplementation(() => `blob:test/${++made}`)
+  vi.spyOn(URL, 'revokeObjectURL').mockImplementation(() => undefined)
+  const urls = attachmentUrls(view, page!.client)
+  const container = mount(createElement(Picture, { urls, id: attachmentId }))
+  expect(container.querySelector('#pic')?.textContent).toBe('loading')
+  await act(
+    () =>
+      new Promise<void>((resolve) => {
+        const stop = urls.subscribe(() => {
+          stop()
+          resolve()
+        })
+      }),
+  )
+  const src = container.querySelector('img')?.getAttribute('src')
+  expect(src).toBe(urls.get(attachmentId))
+  expect(src).toBe('blob:test/1')
+  act(() => urls.dispose())
+  expect(URL.revokeObjectURL).toHaveBeenCalledWith('blob:test/1')
+  expect(container.querySelector('#pic')?.textContent).toBe('loading')
+  view.dispose()
 })

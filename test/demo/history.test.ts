@@ -4,8 +4,9 @@
  * siblings come from the session's own log, a summary's expansion lists the rows it replaced, a
  * prompt's editor resends, and the queue tray's moves and drops reorder the engine's inbox.
  */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { QueueOrder } from '../../demo/history/queue-order'
 import { replacedBy, siblingOf } from '../../demo/history/tree'
 import { type HistoryActions, HistoryControls } from '../../demo/ui/history-controls'
 import { QueueTray } from '../../demo/ui/queue-tray'
@@ -64,6 +65,28 @@ describe('history reads of the playground', () => {
       await engine.switchBranch('s', 'a')
       const shown = (await engine.page('s', { limit: 1000 })).messages.map((row) => row.id)
       expect(shown).toEqual(['u0', 'u0-answer', 'a', 'a-answer'])
+    } finally {
+      await close()
+    }
+  })
+
+  test("the picker's arrows work on an imported Pi tree, which has no log to replay", async () => {
+    const { engine, close } = await inProcessEngine()
+    try {
+      const text = readFileSync(
+        path.resolve('test/import/fixtures/pi/tree-v3-branch-compaction.jsonl'),
+        'utf8',
+      )
+      const { id } = await engine.importTranscript({ text })
+      // By hand from the file: d1's answers are d2 (the leaf's, 1 / 2) and e1 (2 / 2).
+      const d2 = (await rowsOf(engine, id)).find((row) => row.id === 'pi:fx-tree-v3/d2')
+      expect(d2?.branch).toEqual({ index: 0, count: 2 })
+      expect(await siblingOf(engine, id, 'pi:fx-tree-v3/d2', 1)).toBe('pi:fx-tree-v3/e1')
+      expect(await siblingOf(engine, id, 'pi:fx-tree-v3/d2', -1)).toBeUndefined()
+      await engine.switchBranch(id, 'pi:fx-tree-v3/e1')
+      const shown = (await engine.page(id, { limit: 1000 })).messages.map((row) => row.id)
+      expect(shown.at(-1)).toBe('pi:fx-tree-v3/e1')
+      expect(await siblingOf(engine, id, 'pi:fx-tree-v3/e1', -1)).toBe('pi:fx-tree-v3/d2')
     } finally {
       await close()
     }
@@ -228,29 +251,30 @@ describe('queue tray order', () => {
     }
   })
 
-  test("the tray shows the engine's order after a reorder, not the admission order", async () => {
-    const { engine, close } = await inProcessEngine()
+  test("the view's queue is the engine's order after a reorder made elsewhere: the tray renders it as it is", async () => {
+    const page = await openPage()
     try {
-      await engine.createSession({ id: 's' })
-      await engine.admit('s', { id: 'open', text: 'open', delivery: 'queue' })
-      await engine.promote('s', 'settled')
-      for (const id of ['q1', 'q2', 'q3']) await engine.admit('s', { id, text: id, delivery: 'queue' })
-      // What the view lists: admission order, whatever the engine's places.
-      const queued = ['q1', 'q2', 'q3'].map(
-        (id) => ({ id, text: id, delivery: 'queue', state: 'pending' }) as TimelineInput,
-      )
-      let reads = 0
-      const order = new QueueOrder(engine, () => reads++)
-      const ids = () => order.of('s', queued).map((input) => input.id)
-      expect(ids()).toEqual(['q1', 'q2', 'q3'])
-      await engine.reorder('s', 'q3', { before: 'q1' })
-      await engine.reorder('s', 'q1', { before: null })
-      order.refresh('s')
-      await expect.poll(() => reads).toBe(2)
-      expect(ids()).toEqual(['q3', 'q2', 'q1'])
-      expect(order.of('s', queued)).toBe(order.of('s', queued)) // unchanged: the same array
+      const { client } = page
+      await client.createSession({ id: 's' })
+      await client.admit('s', { id: 'open', text: 'open', delivery: 'queue' })
+      await page.engine.promote('s', 'settled')
+      for (const id of ['q1', 'q2', 'q3']) await client.admit('s', { id, text: id, delivery: 'queue' })
+      const view = client.open('s')
+      await ready(view)
+      const ids = (queued: readonly TimelineInput[]) => queued.map((input) => input.id)
+      expect(ids(view.getSnapshot().queued)).toEqual(['q1', 'q2', 'q3'])
+      // Moved through the client (another tab, say), not the view: the view hears the ranks.
+      await client.reorder('s', 'q3', { before: 'q1' })
+      await client.reorder('s', 'q1', { before: null })
+      const engineOrder = (await client.pending('s'))
+        .filter((r) => r.delivery === 'queue')
+        .sort((a, b) => (a.rank ?? a.seq) - (b.rank ?? b.seq) || a.seq - b.seq)
+        .map((r) => r.id)
+      expect(engineOrder).toEqual(['q3', 'q2', 'q1'])
+      await until(view, (s) => ids(s.queued).join() === engineOrder.join())
+      view.dispose()
     } finally {
-      await close()
+      await page.close()
     }
   })
 
@@ -282,14 +306,9 @@ describe('queue tray order', () => {
       await expect
         .poll(async () => (await client.pending('s')).map((r) => [r.id, r.delivery]))
         .toEqual([['st', 'queue']])
-      // An open view does not follow a delivery change yet (the playground reopens it): a fresh one shows it queued.
-      const fresh = client.open('s')
-      const moved = await until(
-        fresh,
-        (s) => s.status !== 'loading' && s.queued.some((input) => input.id === 'st'),
-      )
+      // The open view follows the change of delivery by itself: the playground needs no reopen.
+      const moved = await until(view, (s) => s.queued.some((input) => input.id === 'st'))
       expect(moved.rows.some((row) => row.kind === 'input' && row.input.id === 'st')).toBe(false)
-      fresh.dispose()
       // A row without the action never shows it.
       const plain = new RowView(pending.key, {
         retry: () => undefined,

@@ -4,6 +4,7 @@
  * renders again after a reload, and comes back whole from an export imported as a new file of
  * the same session elsewhere (here: after deleting it).
  */
+import { readFile } from 'node:fs/promises'
 import type { Page } from 'playwright-core'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type Browser, demoSuite, launchBrowser, newSession, waitReady } from './harness'
@@ -47,6 +48,27 @@ const renderedImage = (page: Page) =>
     { timeout: 20_000 },
   )
 
+/** Waits until `count` user-row images have decoded from `blob:` URLs. */
+const renderedImages = (page: Page, count: number) =>
+  page.waitForFunction(
+    (count) =>
+      [
+        ...document.querySelectorAll<HTMLImageElement>(
+          '.transcript__rows > .row[data-role="user"] .file-card__image',
+        ),
+      ].filter(
+        (image) =>
+          !image.hidden && image.src.startsWith('blob:') && image.complete && image.naturalWidth === 2,
+      ).length === count,
+    count,
+    { timeout: 30_000 },
+  )
+
+const imageSources = (page: Page) =>
+  page.$$eval('.transcript__rows > .row[data-role="user"] .file-card__image', (images) =>
+    images.map((image) => (image as HTMLImageElement).src),
+  )
+
 describe('attachments in the playground (Chromium)', () => {
   test('a pasted image shows as a thumbnail, renders in the transcript, and again after a reload', async () => {
     const { page } = await start('?wordDelayMs=0&toolRate=0')
@@ -76,6 +98,117 @@ describe('attachments in the playground (Chromium)', () => {
       return { gone, id: info.id, size: blob?.size, type: blob?.type }
     }, sessionId)
     expect(restored).toEqual({ gone: false, id: sessionId, size: atob(PNG_BASE64).length, type: 'image/png' })
+  })
+
+  test('the worker killed: a shown image stays, one sent to the dead worker arrives, both come back from IndexedDB and after a reload', async () => {
+    const { page } = await start('?wordDelayMs=0&toolRate=0')
+    await waitReady(page)
+    // Revoked URLs are noted (fetching one to find out would log an error).
+    await page.evaluate(() => {
+      const revoke = URL.revokeObjectURL.bind(URL)
+      const noted: string[] = []
+      ;(window as { revoked?: string[] }).revoked = noted
+      URL.revokeObjectURL = (url) => {
+        noted.push(url)
+        revoke(url)
+      }
+    })
+    await newSession(page)
+    await pasteImage(page)
+    await page.fill('#composer-input', 'before the kill')
+    await page.press('#composer-input', 'Enter')
+    await renderedImage(page)
+    const first = await imageSources(page)
+    expect(first).toHaveLength(1)
+
+    // Ended as a browser ends a worker: no event. The next image goes to the dead worker and
+    // waits there until the client notices (a missed heartbeat) and re-sends it to a fresh one.
+    await page.evaluate(() => window.__sessionline!.killWorker())
+    await pasteImage(page)
+    await page.fill('#composer-input', 'after the kill')
+    await page.press('#composer-input', 'Enter')
+    await page.waitForFunction(() => window.__sessionline!.workers === 2, null, { timeout: 30_000 })
+    await renderedImages(page, 2)
+    // The first row kept its URL across the restart (its row never left the window).
+    expect((await imageSources(page))[0]).toBe(first[0])
+    const stored = await page.evaluate(async () => {
+      const { client, sessionId } = window.__sessionline!
+      const rows = (await client.page(sessionId!)).messages.filter((r) => r.role === 'user')
+      const sizes = []
+      for (const part of rows.flatMap((r) => r.parts))
+        if (part.type === 'file') sizes.push((await client.attachment(part.attachmentId))?.size)
+      return { users: rows.length, sizes }
+    })
+    expect(stored).toEqual({ users: 2, sizes: [atob(PNG_BASE64).length, atob(PNG_BASE64).length] })
+
+    // The session opened again: a fresh view reads the bytes through the fresh worker, and the
+    // old view's URLs are revoked (new ones for every image).
+    const before = await imageSources(page)
+    await page.click('#show-superseded')
+    await page.waitForFunction(
+      (old) => {
+        const sources = [
+          ...document.querySelectorAll<HTMLImageElement>(
+            '.transcript__rows > .row[data-role="user"] .file-card__image',
+          ),
+        ].map((image) => image.src)
+        return sources.length === 2 && sources.every((src) => src.startsWith('blob:') && !old.includes(src))
+      },
+      before,
+      { timeout: 20_000 },
+    )
+    await renderedImages(page, 2)
+    const revoked = await page.evaluate(() => (window as { revoked?: string[] }).revoked ?? [])
+    expect(revoked).toEqual(expect.arrayContaining(before))
+    await page.reload()
+    await waitReady(page)
+    await renderedImages(page, 2)
+  })
+
+  test('Export all sessions saves one file that restores every session, images included', async () => {
+    const { page } = await start('?wordDelayMs=0&toolRate=0')
+    await waitReady(page)
+    const withImage = await newSession(page)
+    await pasteImage(page)
+    await page.fill('#composer-input', 'kept in the export')
+    await page.press('#composer-input', 'Enter')
+    await renderedImage(page)
+    const ids = await page.evaluate(async () =>
+      (await window.__sessionline!.client.listSessions()).map((s) => s.id),
+    )
+    expect(ids.length).toBeGreaterThanOrEqual(2) // the first session and this one
+
+    await page.click('#open-settings')
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-all')])
+    expect(download.suggestedFilename()).toMatch(/\.sessionline\.jsonl$/)
+    const path = await download.path()
+    const headers = (await readFile(path, 'utf8'))
+      .split('\n')
+      .filter((line) => line.startsWith('{"format":"sessionline"'))
+      .map((line) => JSON.parse(line).sessionId)
+    expect(headers.sort()).toEqual([...ids].sort())
+    await page.click('#settings [data-action="close"]')
+
+    // Everything deleted, then the one file imported: every session back, the image with it.
+    await page.evaluate(async (ids) => {
+      for (const id of ids) await window.__sessionline!.client.deleteSession(id)
+    }, ids)
+    await page.setInputFiles('#import-file', path)
+    await page.waitForFunction(
+      async (count) => (await window.__sessionline!.client.listSessions()).length === count,
+      ids.length,
+      { timeout: 20_000 },
+    )
+    const restored = await page.evaluate(async () =>
+      (await window.__sessionline!.client.listSessions()).map((s) => s.id),
+    )
+    expect(restored.sort()).toEqual([...ids].sort())
+    await page.evaluate((id) => {
+      location.hash = `#/session/${id}`
+    }, withImage)
+    await page.reload()
+    await waitReady(page)
+    await renderedImages(page, 1)
   })
 
   test('an attachment the disk has no room for: quota_exceeded, no receipt, no bytes, earlier inputs kept across a reload', async () => {

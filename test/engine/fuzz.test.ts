@@ -183,6 +183,10 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   ),
   storage: fc.constant([]),
   persist: fc.constant([]),
+  // This engine has no sync: each is `invalid_state` (or `invalid_input` for hostile arguments).
+  sync: fc.tuple(or(sessionId), or(fc.record({ url: fc.constant('http://127.0.0.1:9'), deviceId: inputId }))),
+  unsync: fc.tuple(or(sessionId)),
+  syncStatus: fc.tuple(or(sessionId)),
   promote: fc.tuple(or(sessionId), or(fc.constantFrom('settled', 'checkpoint'))),
   append: fc.tuple(or(sessionId), or(fc.oneof(wholeTurn, fc.array(event, { maxLength: 4 })))),
   rewind: fc.tuple(or(sessionId), or(inputId)),
@@ -193,6 +197,7 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
   ),
   regenerate: fc.tuple(or(sessionId), or(inputId)),
   switchBranch: fc.tuple(or(sessionId), or(inputId)),
+  branches: fc.tuple(or(sessionId), or(inputId)),
   compact: fc.tuple(
     or(sessionId),
     or(fc.record({ throughSeq: fc.integer({ min: 1, max: 9 }), summary: text }, { requiredKeys: [] })),

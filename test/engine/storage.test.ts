@@ -65,6 +65,42 @@ async function fullSession(engine: Engine, title: string, shared: Uint8Array<Arr
   return id
 }
 
+/** A sync state and an outbox entry for session `id`, as a synced session has (docs/decisions/0036). */
+async function syncRows(dbName: string, id: string) {
+  const db = openDb(dbName, { indexedDB, IDBKeyRange })
+  try {
+    await db.syncState.put({
+      sessionId: id,
+      url: 'http://127.0.0.1:1',
+      deviceId: 'device',
+      epoch: 0,
+      nextProducerSeq: 0,
+      offset: '-1',
+      canonicalSeq: 0,
+      seen: [],
+      skipped: 0,
+    })
+    const [created] = await db.events.where('[sessionId+seq]').equals([id, 1]).toArray()
+    const { sessionId: _s, seq: _q, ...event } = created!
+    await db.syncOutbox.put({
+      sessionId: id,
+      fromSeq: 1,
+      toSeq: 1,
+      batch: {
+        v: 1,
+        kind: 'batch',
+        device: 'device',
+        batchId: `${id}-b`,
+        parentHead: null,
+        baseTurn: 0,
+        events: [event],
+      },
+    })
+  } finally {
+    db.close()
+  }
+}
+
 /** Whether a stored row belongs to session `id`, whatever table it is in. */
 const belongsTo = (row: Record<string, unknown>, id: string) => row.sessionId === id || row.id === id
 
@@ -83,6 +119,8 @@ describe.each(engineKinds)('storage %s', (_, makeEngine) => {
       const shared = new Uint8Array(512).fill(7)
       const one = await fullSession(engine, 'one', shared)
       const two = await fullSession(engine, 'two', shared)
+      await syncRows(dbName, one)
+      await syncRows(dbName, two)
       const before = await scan(dbName)
       // Every table holds something of session one, or the scan below would prove nothing.
       for (const [name, rows] of Object.entries(before)) {

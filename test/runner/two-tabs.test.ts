@@ -4,7 +4,7 @@
  * about what the other tab's Stop and the lock's heir do (issue "Two tabs, one session").
  */
 import fc from 'fast-check'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { acquireLock, runnerLockName } from '../../src/engine/locks'
 import { createScriptedProvider } from '../../src/engine/providers/scripted'
 import type { Engine } from '../../src/engine/types'
@@ -119,6 +119,73 @@ describe.each(engineKinds)('two tabs %s', (_, makeEngine) => {
     } finally {
       await heir.close()
       await dead.close()
+    }
+  })
+
+  test("a resend in one tab while another tab's runner streams, then that tab dies: the resent turn is answered, not closed as an orphan", async () => {
+    const dead = await makeEngine()
+    const heir = await makeEngine({ dbName: dead.dbName, provider: scripted(25) })
+    try {
+      const { id } = await dead.engine.createSession({ id: 's' })
+      const tab = await tabThatDies(dead.dbName, id, dead.engine)
+      await tab.startTurn()
+      // The heir's tab has the session open (its takeover waits for the lock) and resends the
+      // prompt the running turn answers: the verb ends that turn and opens the resent one.
+      const feed = changeFeed()
+      await heir.engine.watch(id, feed.listener)
+      await heir.engine.append(id, [])
+      const [prompt] = (await allRows(heir.engine, id)).filter((r) => r.role === 'user')
+      await heir.engine.resend(id, prompt!.id, { id: 'edited', text: 'something else' })
+      await tab.die()
+      await untilEvent(heir.engine, id, 'turn/end', (e) => e.type === 'turn/end' && e.data.turn === 2)
+      const events = await allEvents(heir.engine, id)
+      expect(expectWellFormed(events)).toEqual([])
+      // Before the fix the heir took the lock first and closed the resent turn, unanswered, as
+      // the dead tab's orphan: turn/end interrupted right after its prompt.
+      const ends = events.flatMap((e) => (e.type === 'turn/end' ? [[e.data.turn, e.data.reason]] : []))
+      expect(ends).toEqual([
+        [1, 'interrupted'],
+        [2, 'completed'],
+      ])
+      const visible = (await allRows(heir.engine, id)).filter((r) => r.visibility === 'visible')
+      expect(visible.map((r) => r.role)).toEqual(['user', 'assistant'])
+      expect(visible[0]).toMatchObject({ id: 'edited', branch: { index: 1, count: 2 } })
+    } finally {
+      await heir.close()
+      await dead.close()
+    }
+  })
+
+  test("a resend in one tab while the other tab's runner streams: that runner lets go of the turn the resend ended without reporting a failure, and the resent turn is answered", async () => {
+    // The runner reports what ended a turn through console.warn (the engine's default).
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined)
+    const failures = () =>
+      warn.mock.calls.map((call) => String(call[0])).filter((text) => text.startsWith('sessionline runner'))
+    const slow = (seed: number) =>
+      createScriptedProvider({ kind: 'scripted', seed, wordDelayMs: 10, toolRate: 0 })
+    const owner = await makeEngine({ provider: slow(27) })
+    const other = await makeEngine({ dbName: owner.dbName, provider: slow(28) })
+    try {
+      const { id } = await owner.engine.createSession({ id: 's' })
+      await owner.engine.admit(id, { id: 'p1', text: 'a long answer, please' })
+      await untilEvent(owner.engine, id, 'assistant/delta')
+      await other.engine.resend(id, 'p1', { id: 'p2', text: 'something else' })
+      await untilEvent(other.engine, id, 'turn/end', (e) => e.type === 'turn/end' && e.data.turn === 2)
+      const events = await allEvents(other.engine, id)
+      expect(expectWellFormed(events)).toEqual([])
+      const ends = events.flatMap((e) => (e.type === 'turn/end' ? [[e.data.turn, e.data.reason]] : []))
+      expect(ends).toEqual([
+        [1, 'interrupted'],
+        [2, 'completed'],
+      ])
+      // Before the fix the owner's runner reported each write the ended turn refused (its next
+      // delta, the message's end, the turn's end) as a failure of its own.
+      await owner.engine.append(id, [])
+      expect(failures()).toEqual([])
+    } finally {
+      warn.mockRestore()
+      await other.close()
+      await owner.close()
     }
   })
 

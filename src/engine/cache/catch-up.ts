@@ -45,20 +45,11 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed, caught
 
   /**
    * Brings the cache up to what the database holds, publishing the difference (serialized per
-   * session). Calls that arrive while a catch-up is queued but not started share it: it starts
-   * after each of them, so it sees what each needs (a view's reads sent together cost one).
+   * session, on the entry's chain). Calls that arrive while a catch-up is queued but not started
+   * share it. It never rejects: a failure goes to the engine's `onError` through the entry.
    */
   function catchUp(entry: Entry): Promise<void> {
-    if (entry.queuedCatchUp) return entry.queuedCatchUp
-    const queued = entry.catchUp
-      .then(() => {
-        entry.queuedCatchUp = undefined
-        return runCatchUp(entry)
-      })
-      .catch(() => undefined)
-    entry.queuedCatchUp = queued
-    entry.catchUp = queued
-    return queued
+    return entry.catchUp(() => runCatchUp(entry))
   }
 
   async function runCatchUp(entry: Entry): Promise<void> {

@@ -2,7 +2,8 @@
  * Publishing a session's state through the identity gate: the built-in views are live
  * projections whose subscriptions collect only views that changed, a committed state goes to
  * the watchers as one `SessionChange`, and live previews of streamed text are computed on the
- * feed's next tick.
+ * feed's next tick. The views of each entry are the publisher's own (`published`), not fields
+ * others write on the entry.
  */
 import { createLiveProjections } from '../../core/live-projection'
 import { usage } from '../../core/usage'
@@ -25,42 +26,72 @@ export interface Change {
 
 export type Publisher = ReturnType<typeof createPublisher>
 
+/** An entry's gated views, while it has them. */
+interface PublishedViews {
+  views?: LiveViews
+  /** Ends the subscription of the usage view (set while the session has watchers). */
+  stopViews?: () => void
+  /** Views that passed the gate during the current `advance`. */
+  collecting?: Partial<ChangeViews>
+}
+
 export function createPublisher(entries: Entries, now: () => number) {
+  const published = new WeakMap<Entry, PublishedViews>()
+  const viewStateOf = (entry: Entry): PublishedViews => {
+    let state = published.get(entry)
+    if (state === undefined) {
+      state = {}
+      published.set(entry, state)
+    }
+    return state
+  }
+
   /**
    * Subscribes the identity gate of the usage view while the session has watchers. The outline
    * is not gated as a whole: each change carries the suffix that changed (`outlineChange`).
    */
   function watchViews(entry: Entry): void {
     if (!entry.snap) return
-    const stop = viewsOf(entry).usage.subscribe((view) => {
-      if (entry.collecting) entry.collecting.usage = view
+    const state = viewStateOf(entry)
+    state.stopViews = viewsOf(entry).usage.subscribe((view) => {
+      if (state.collecting) state.collecting.usage = view
     })
-    entry.stopViews = stop
   }
+
+  /** Ends the gate's subscription (the last watcher left, or the session went). */
+  function unwatchViews(entry: Entry): void {
+    const state = published.get(entry)
+    state?.stopViews?.()
+    if (state) state.stopViews = undefined
+  }
+
+  const watchingViews = (entry: Entry): boolean => published.get(entry)?.stopViews !== undefined
 
   function viewsOf(entry: Entry): LiveViews {
     const snap = entry.snap
     if (!snap) throw new SessionlineError('internal', `session ${entry.id} is not loaded`)
-    entry.views ??= createLiveProjections({ usage }, { usage: snap.folds.usage })
-    return entry.views
+    const state = viewStateOf(entry)
+    state.views ??= createLiveProjections({ usage }, { usage: snap.folds.usage })
+    return state.views
   }
 
   /** Moves the cache from `base` to `next` and tells the watchers what changed. */
   function advance(entry: Entry, next: Snapshot, change: Change): void {
     const base = entry.snap
-    entry.snap = next
+    entry.publish(next)
     entry.live.settle(change.events)
     const views: Partial<ChangeViews> = {}
-    if (entry.views) {
-      entry.collecting = views
+    const state = published.get(entry)
+    if (state?.views) {
+      state.collecting = views
       try {
-        entry.views.usage.reset(next.folds.usage)
+        state.views.usage.reset(next.folds.usage)
       } finally {
-        entry.collecting = undefined
+        state.collecting = undefined
       }
     }
     // A reset makes every reader read again; the outline is not merged across it.
-    if (entry.stopViews && !change.reset) {
+    if (state?.stopViews && !change.reset) {
       const outline = outlineChange(base?.folds.turnOutline, next.folds.turnOutline, next.row.headSeq)
       if (outline) views.outline = outline
     }
@@ -97,8 +128,8 @@ export function createPublisher(entries: Entries, now: () => number) {
   }
 
   function removeEntry(entry: Entry): void {
-    entry.deleted = true
-    entry.stopViews?.()
+    entry.markDeleted()
+    unwatchViews(entry)
     entry.feed.push({
       sessionId: entry.id,
       durable: true,
@@ -112,5 +143,5 @@ export function createPublisher(entries: Entries, now: () => number) {
     entries.forget(entry)
   }
 
-  return { watchViews, viewsOf, advance, requestPreview, removeEntry }
+  return { watchViews, unwatchViews, watchingViews, viewsOf, advance, requestPreview, removeEntry }
 }

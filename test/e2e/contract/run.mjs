@@ -1,5 +1,5 @@
-// `npm run test:contract [-- chromium|firefox|webkit]`: build the contract page, run the
-// browser contract in each browser, always clean up — under a hard deadline that kills, by pid,
+// `npm run test:contract [-- chromium|firefox|webkit] [-- <vitest flags>]`: build the contract
+// page, run the browser contract in each browser, always clean up — under a hard deadline that kills, by pid,
 // everything this run started (browsers, drivers, Xvfb).
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -57,7 +57,12 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   })
 }
 
-const browsers = process.argv.slice(2).filter((arg) => !arg.startsWith('-'))
+// Everything after a `--` goes to vitest as it is: `-- webkit -- -t 'an attachment'` runs the
+// scenarios whose name holds those words (with CONTRACT_MODES=shared, in one mode).
+const args = process.argv.slice(2)
+const cut = args.indexOf('--')
+const vitestFlags = cut < 0 ? [] : args.slice(cut + 1)
+const browsers = (cut < 0 ? args : args.slice(0, cut)).filter((arg) => !arg.startsWith('-'))
 const files = (browsers.length > 0 ? browsers : ['chromium', 'firefox', 'webkit']).map(
   (name) => `test/e2e/contract/${name}.contract.ts`,
 )
@@ -67,7 +72,13 @@ try {
   code = await run(bin('vite'), ['build', '--config', 'test/e2e/contract/vite.config.ts'])
   if (code === 0) {
     console.log(`::: browser contract (${files.map((f) => f.split('/').pop()).join(', ')})`)
-    code = await run(bin('vitest'), ['run', '--config', 'test/e2e/contract/vitest.config.ts', ...files])
+    code = await run(bin('vitest'), [
+      'run',
+      '--config',
+      'test/e2e/contract/vitest.config.ts',
+      ...files,
+      ...vitestFlags,
+    ])
   }
 } finally {
   clearTimeout(deadline)

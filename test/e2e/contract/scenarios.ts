@@ -7,7 +7,8 @@
  * Each runs in two modes (docs/decisions/0035): `dedicated`, a worker per tab, runs every
  * scenario; `shared`, one SharedWorker for the tabs of a database, runs the scenarios whose
  * meaning does not change with the mode (admit, reload, two tabs, the big catch-up, the two-tab
- * run, upgrade) and its own (a turn outlives the tab that started it, the tab that started the
+ * run, upgrade, an attachment, a resend under a kill — whose kill there is closing every tab) and
+ * its own (a turn outlives the tab that started it, the tab that started the
  * worker closing, the last tab closing mid-turn, a stuck shared worker), not the relaunch (storage, not workers) nor the fault
  * injection (a page cannot terminate a shared worker); its two-tab run is a third as long.
  * `CONTRACT_MODES=shared` runs one mode.
@@ -70,6 +71,27 @@ interface Received {
   /** Ids whose cancel had not been answered when this was asked. */
   cancelling: string[]
   failed: Record<string, string>
+}
+/** A message row's place in the history tree, as the page's `places` and `freshEngine` give it. */
+interface Place {
+  id: string
+  seq: number
+  role: string
+  status: string
+  visibility: string
+  branch: { index: number; count: number } | null
+  files: string[]
+}
+interface FreshRead {
+  headSeq: number
+  all: Place[]
+  visible: string[]
+}
+interface LogEvent {
+  seq: number
+  at: number
+  type: string
+  data: { turn?: number; reason?: string; inputId?: string; cause?: string; head?: string | null }
 }
 interface Trace {
   at: number
@@ -535,6 +557,11 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
     // this is a worker lost under the other tab, not a tab leaving a live worker. One run there
     // showed the other tab's view not reaching the head it had just committed within 20 s after
     // that loss, where earlier runs passed: a flake of the recovery path that is still open.
+    // Since then it passed 5 of 5 runs in WebKit (3 alone, 2 in the whole shared-mode suite),
+    // with 1 fresh worker each time. Seen meanwhile: an append made 0.5 s after the close is
+    // answered by the worker WebKit is about to end, and the view shows it only after the fresh
+    // worker's re-read (1.5 s later); a restart that stalled for the 15 s start timeout would put
+    // that past 20 s. Unconfirmed: a failure now says the view's state and workers started.
     // The stuck-worker and last-tab scenarios below cover WebKit's loss of a shared worker.
     ;(kind.name === 'webkit' ? () => undefined : sharedTest)(
       'the tab that started the shared worker closes: the other tab is served on',
@@ -562,15 +589,22 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
             }
           }
         }
+        const closedAt = Date.now()
         await sleep(3_000) // longer than the page's heartbeat timeout: a lost worker is noticed
         const { headSeq } = await retried(
           () => second.call<{ headSeq: number }>('appendTurns', { from: 2, count: 1 }),
           'append after the first tab closed',
         )
-        await second.call('waitHead', { seq: headSeq, ms: 20_000 })
+        const appendedAt = Date.now()
+        await second.call('waitHead', { seq: headSeq, ms: 20_000 }).catch(async (error: unknown) => {
+          const s = await second.call<Snapshot>('snapshot')
+          throw new Error(
+            `${String(error)} (view ${s.status} at seq ${s.headSeq}; ${(await second.call<number>('workers')) - before} worker(s) started since the close, on ${await second.call<string>('sharedWorker')})`,
+          )
+        })
         const after = await second.call<number>('workers')
         console.log(
-          `${kind.name}: the tab that started the shared worker closed; the other tab started ${after - before} worker(s) since`,
+          `${kind.name}: the tab that started the shared worker closed; the other tab started ${after - before} worker(s) since (${await second.call<string>('sharedWorker')}); appended ${appendedAt - closedAt} ms after the close, seen ${Date.now() - appendedAt} ms after that`,
         )
         expect((await second.call<AuditReport>('audit')).problems).toEqual([])
         // WebKitGTK 2.50 ends a shared worker with the tab that started it (in each of three runs
@@ -660,6 +694,217 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
       },
       180_000,
     )
+
+    test('history across tabs under a kill: a resend in one tab while the other streams, then the runner killed, leaves one tree every tab and a fresh engine agree on', async () => {
+      const config = { dbName: 'contract-resend-kill', sessionId: 's-resend', provider: scripted(40) }
+      const began = Date.now()
+      let a = await open()
+      await start(a, config)
+      let b = await open()
+      await start(b, config)
+      await a.call('admit', { text: 'a long answer, please', id: 'p-1', delivery: 'steer' })
+      await poll(
+        () => a.call<Snapshot>('snapshot'),
+        (s) => s.rows.some((row) => row.role === 'assistant'),
+        20_000,
+        'tab A to stream the answer',
+      )
+      await poll(
+        () => b.call<Place[]>('places'),
+        (rows) => rows.some((row) => row.id === 'p-1'),
+        10_000,
+        'tab B to show the prompt',
+      )
+      // B edits and resends the prompt A's turn answers, while A's runner streams that answer.
+      const resent = await b.call<{ id: string; status: string }>('resend', {
+        messageId: 'p-1',
+        text: 'a different long answer, please',
+        id: 'p-2',
+      })
+      expect(resent).toEqual({ id: 'p-2', status: 'promoted' })
+      // The kill. Dedicated: at once, while A's runner still holds the session's lock and streams
+      // the turn the resend ended (it learns so only at its next commit); B's engine, the heir,
+      // takes the lock and must answer the resent turn. Shared: the one runner stopped the old
+      // turn itself and answers the resent one; the shared worker no page can terminate is ended
+      // by the browser with its last tab (decision 0035), so once it answers both tabs close and
+      // two fresh ones open (the survivors), which find that turn cut off.
+      const answering = dedicated
+        ? false
+        : await poll(
+            () => b.call<Place[]>('places'),
+            (rows) => rows.some((row) => row.id === 'p-2') && rows.at(-1)?.role === 'assistant',
+            5_000,
+            'the resent turn to be answered',
+          ).then(
+            () => true,
+            () => false,
+          )
+      if (dedicated) {
+        await a.call('monitorStorage', { dbName: config.dbName })
+        await a.call('kill')
+      } else {
+        await close(a)
+        await close(b)
+        a = await open()
+        await start(a, config)
+        b = await open()
+        await start(b, config)
+      }
+      const killedAt = Date.now()
+      let stalled = false
+      try {
+        await b.call('waitIdle', { ms: 60_000 })
+      } catch (error) {
+        // The WebKit stall after worker.terminate() (see the hand-over scenario).
+        if (!dedicated || !(await storageStalled(a, config.dbName))) throw error
+        expect(kind.name).toBe('webkit')
+        stalled = true
+        console.log(`${kind.name}: the database stalled after worker.terminate(); closing tab A (${error})`)
+        await close(a)
+        const after = await afterStall(b, config.dbName, 'resend under a kill')
+        b = after.tab
+        if (after.relaunched) await start(b, config)
+        await b.call('waitIdle', { ms: 60_000 })
+        a = await open()
+        await start(a, config)
+      }
+      const endsOf = async (tab: Tab) =>
+        (await tab.call<{ events: LogEvent[] }>('log')).events.filter((e) => e.type === 'turn/end')
+      let ends = await endsOf(b)
+      const brief = (await b.call<{ events: LogEvent[] }>('log')).events
+        .filter((e) => e.type !== 'assistant/delta')
+        .map(
+          (e) =>
+            `${e.seq}:${e.type}${e.data.turn ? `#${e.data.turn}` : ''}${e.data.reason ? `(${e.data.reason})` : ''}@${e.at - killedAt}`,
+        )
+      console.log(`${kind.name}: resend under a kill: log ${brief.join(' ')}`)
+      const resentTurnEnd = ends.find((e) => e.data.turn === 2)?.data.reason
+      console.log(
+        `${kind.name}: resend under a kill: answering at the kill ${answering}; turn ends ${ends.map((e) => `${e.data.turn}:${e.data.reason}`).join(', ')} (idle ${Date.now() - killedAt} ms after the kill)`,
+      )
+      expect(ends[0]?.data).toMatchObject({ turn: 1, reason: 'interrupted' })
+      // Before the fix in src/engine/runner-recovery.ts the heir closed the resent turn unanswered.
+      if (dedicated && !stalled) expect(resentTurnEnd).toBe('completed')
+      expect(['completed', 'interrupted']).toContain(resentTurnEnd)
+      if (resentTurnEnd === 'interrupted') {
+        // Cut off with the worker: resumable, a regenerate answers the resent prompt again.
+        await b.call('regenerate', { messageId: 'p-2' })
+        await b.call('waitIdle', { ms: 60_000 })
+        ends = await endsOf(b)
+      }
+      expect(ends.at(-1)?.data.reason).toBe('completed')
+      const log = await b.call<{ events: LogEvent[] }>('log')
+      const heads = log.events.filter((e) => e.type === 'history/head')
+      expect(heads[0]?.data).toMatchObject({ head: null, cause: 'resend' })
+      // A fresh engine (none of the tabs') reads one tree.
+      const fresh = await b.call<FreshRead>('freshEngine', { dbName: config.dbName })
+      const checkTree = (read: FreshRead) => {
+        const ids = read.all.map((row) => row.id)
+        expect(new Set(ids).size).toBe(ids.length)
+        const old = read.all.find((row) => row.id === 'p-1')
+        const prompt = read.all.find((row) => row.id === 'p-2')
+        expect(old).toMatchObject({ role: 'user', visibility: 'inactive' })
+        expect(prompt).toMatchObject({ role: 'user', visibility: 'visible', branch: { index: 1, count: 2 } })
+        // The old turn's rows are all off the path; the visible rows are the path: the new
+        // prompt first (a root, as the old one), then the answers below it, in seq order.
+        const visible = read.all.filter((row) => row.visibility === 'visible')
+        expect(
+          read.all.filter((row) => row.seq < prompt!.seq).every((row) => row.visibility === 'inactive'),
+        ).toBe(true)
+        expect(visible[0]?.id).toBe('p-2')
+        expect(visible.slice(1).length).toBeGreaterThan(0)
+        expect(visible.slice(1).every((row) => row.role !== 'user')).toBe(true)
+        expect(visible.map((row) => row.seq)).toEqual(
+          [...visible.map((row) => row.seq)].sort((x, y) => x - y),
+        )
+        expect(visible.at(-1)).toMatchObject({ role: 'assistant', status: 'complete' })
+        expect(read.visible).toHaveLength(visible.length)
+      }
+      checkTree(fresh)
+      // Both tabs' views show exactly what the fresh engine reads, at its head.
+      for (const [name, tab] of [
+        ['A', a],
+        ['B', b],
+      ] as const) {
+        await tab.call('waitHead', { seq: fresh.headSeq, ms: 20_000 })
+        expect(await tab.call<Digest>('digest'), `tab ${name}`).toEqual({
+          headSeq: fresh.headSeq,
+          rows: fresh.visible,
+        })
+        expect((await tab.call<AuditReport>('audit')).problems, `tab ${name}`).toEqual([])
+      }
+      // And after a fresh reopen (every tab closed, so every engine and worker gone).
+      await close(a)
+      await close(b)
+      const reopened = await open()
+      await start(reopened, config)
+      const again = await reopened.call<FreshRead>('freshEngine', { dbName: config.dbName })
+      expect(again).toEqual(fresh)
+      expect(await reopened.call<Digest>('digest')).toEqual({ headSeq: fresh.headSeq, rows: fresh.visible })
+      expect((await reopened.call<AuditReport>('audit')).problems).toEqual([])
+      console.log(`${kind.name}: resend under a kill passed in ${Date.now() - began} ms`)
+    }, 240_000)
+
+    test('an attachment: an image made in the page comes back byte for byte in this tab, another tab and after a relaunch; deleting the last session that uses it frees it', async () => {
+      const config = { dbName: 'contract-attachment', sessionId: 's-attach', provider: scripted(2) }
+      const began = Date.now()
+      let tab = await open()
+      await start(tab, config)
+      const size = 4_096
+      const admitted = await tab.call<{ sha256: string; files: unknown[] }>('admitFile', {
+        id: 'f-1',
+        text: 'what is on this picture?',
+        seed: 7,
+        size,
+      })
+      const id = admitted.sha256
+      expect(admitted.files).toEqual([
+        { type: 'file', attachmentId: id, name: 'made-7.png', mediaType: 'image/png', size },
+      ])
+      await tab.call('waitIdle', { ms: 30_000 })
+      const shown = async (t: Tab) => (await t.call<Place[]>('places')).find((row) => row.id === 'f-1')
+      expect(await shown(tab)).toMatchObject({ role: 'user', files: [id] })
+      const whole = { sha256: id, size, type: 'image/png' }
+      expect(await tab.call('attachmentDigest', { id })).toEqual(whole)
+      const other = await open()
+      await start(other, config)
+      expect(await shown(other)).toMatchObject({ role: 'user', files: [id] })
+      expect(await other.call('attachmentDigest', { id })).toEqual(whole)
+      // From storage again: a relaunch where the profile keeps IndexedDB (dedicated mode; stock
+      // MiniBrowser keeps it in memory), else every tab but one closed and that one reloaded.
+      const relaunch =
+        dedicated && (kind.name !== 'webkit' || (browser as { persistent?: boolean }).persistent === true)
+      if (relaunch) {
+        await tab.call('stop')
+        await other.call('stop')
+        tabs.clear()
+        await browser!.relaunch()
+        tab = await open()
+      } else {
+        await close(other)
+        await tab.reload()
+      }
+      await start(tab, config)
+      expect(await shown(tab)).toMatchObject({ role: 'user', files: [id] })
+      expect(await tab.call('attachmentDigest', { id })).toEqual(whole)
+      // A second session uses the same bytes: stored once, freed with the last session using them.
+      const second = await tab.call<{ sha256: string; files: { attachmentId: string }[] }>('admitFile', {
+        id: 'f-2',
+        text: 'the same picture again',
+        seed: 7,
+        size,
+        session: 's-attach-2',
+      })
+      expect(second.files.map((file) => file.attachmentId)).toEqual([id])
+      await tab.call('waitIdle', { ms: 30_000, session: 's-attach-2' })
+      await tab.call('deleteSession', { session: config.sessionId })
+      expect(await tab.call('attachmentDigest', { id })).toEqual(whole)
+      await tab.call('deleteSession', { session: 's-attach-2' })
+      expect(await tab.call('attachmentDigest', { id })).toBeNull()
+      console.log(
+        `${kind.name}: attachment passed in ${Date.now() - began} ms (${relaunch ? 'relaunched' : 'reloaded'})`,
+      )
+    })
 
     // A third as long with a shared worker: the same run, kept short for CI's time.
     const chaosMs = dedicated ? CHAOS_MS : Math.round(CHAOS_MS / 3)

@@ -7,6 +7,7 @@
 import { connect } from '../../../../src/client/connect'
 import type { SessionlineClient, SessionView, TimelineSnapshot } from '../../../../src/client/types'
 import { sharedOrDedicated } from '../../../../src/client/worker-choice'
+import { createEngine } from '../../../../src/engine/engine'
 import { isSessionlineError } from '../../../../src/schema/errors'
 import type { SessionEvent } from '../../../../src/schema/events'
 import type { InputReceipt } from '../../../../src/schema/inputs'
@@ -120,6 +121,45 @@ function viewDigest(): { headSeq: number; rows: string[] } {
     headSeq: s.headSeq,
     rows: s.rows.flatMap((row) => (row.kind === 'message' ? [rowText(row.message)] : [])),
   }
+}
+
+/** A message row as the history scenarios compare it: where it sits in the tree, not its text. */
+const rowPlace = (message: SessionMessage) => ({
+  id: message.id,
+  seq: message.seq,
+  role: message.role,
+  status: message.status,
+  visibility: message.visibility,
+  branch: message.branch ?? null,
+  files: message.parts.flatMap((part) => (part.type === 'file' ? [part.attachmentId] : [])),
+})
+
+/** Bytes made in the page: the PNG signature, then `size - 8` bytes from `seed`. */
+function madeBytes(seed: number, size: number): Uint8Array<ArrayBuffer> {
+  const random = mulberry32(seed)
+  const bytes = new Uint8Array(size)
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+  for (let i = 8; i < size; i++) bytes[i] = Math.floor(random() * 256)
+  return bytes
+}
+
+async function sha256Hex(data: BufferSource): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', data))
+  return [...digest].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+}
+
+/** Waits until session `id` has no open turn and nothing pending. */
+async function idle(c: SessionlineClient, id: string, ms: number): Promise<void> {
+  await until(
+    async () => {
+      const [session, pending] = await Promise.all([c.getSession(id), c.pending(id)])
+      if (!session || pending.length > 0) return false
+      const last = await c.events(id, { afterSeq: Math.max(0, session.headSeq - 1) })
+      return last.at(-1)?.type === 'turn/end'
+    },
+    ms,
+    'the runner to go idle',
+  )
 }
 
 /** Admits sent and not answered yet. */
@@ -511,18 +551,84 @@ const api: Record<string, (args: never) => unknown> = {
       .filter((probe) => probe.ms > overMs)
   },
   /** Waits until the log has no open turn and nothing pending (the runner finished its work). */
-  async waitIdle({ ms }: { ms: number }) {
-    const c = need(client, 'client')
-    await until(
-      async () => {
-        const [session, pending] = await Promise.all([c.getSession(sessionId), c.pending(sessionId)])
-        if (!session || pending.length > 0) return false
-        const last = await c.events(sessionId, { afterSeq: Math.max(0, session.headSeq - 1) })
-        return last.at(-1)?.type === 'turn/end'
-      },
-      ms,
-      'the runner to go idle',
-    )
+  async waitIdle({ ms, session }: { ms: number; session?: string }) {
+    await idle(need(client, 'client'), session ?? sessionId, ms)
+    return true
+  },
+  /** The view's message rows with their places in the history tree (no text). */
+  places: () =>
+    need(view, 'view')
+      .getSnapshot()
+      .rows.flatMap((row) => (row.kind === 'message' ? [rowPlace(row.message)] : [])),
+  /** History: user row `messageId` again as `text` under `id`, through the view (its receipt counts as acknowledged). */
+  async resend({ messageId, text, id }: { messageId: string; text: string; id: string }) {
+    const receipt = await need(view, 'view').resend(messageId, { text, id })
+    acknowledged.set(receipt.id, receipt)
+    return { id: receipt.id, status: receipt.status }
+  },
+  async regenerate({ messageId }: { messageId: string }) {
+    await need(view, 'view').regenerate(messageId)
+    return true
+  },
+  /**
+   * What an engine that never served this page reads: one made here in the page (host-driven,
+   * so it runs and recovers nothing), on `dbName`, closed after. Every row (inactive ones too)
+   * with its place, and the visible rows as the view compares them.
+   */
+  async freshEngine({ dbName }: { dbName: string }) {
+    const engine = createEngine({ dbName, broadcast: false })
+    try {
+      const all = await engine.page(sessionId, { limit: 1000, includeInactive: true })
+      const visible = await engine.page(sessionId, { limit: 1000 })
+      return {
+        headSeq: visible.headSeq,
+        all: all.messages.map(rowPlace),
+        visible: visible.messages.map(rowText),
+      }
+    } finally {
+      await engine.close()
+    }
+  },
+  /**
+   * Admits `text` with one image made in the page (`madeBytes(seed, size)`) into `session`
+   * (default: this view's, through the view; another: through the client, created if missing).
+   * Answers the receipt's file parts and the SHA-256 of the bytes handed over.
+   */
+  async admitFile({
+    id,
+    text,
+    seed,
+    size,
+    session,
+  }: {
+    id: string
+    text: string
+    seed: number
+    size: number
+    session?: string
+  }) {
+    const bytes = madeBytes(seed, size)
+    const sha256 = await sha256Hex(bytes)
+    const attachments = [{ name: `made-${seed}.png`, mediaType: 'image/png', data: new Blob([bytes]) }]
+    let receipt: InputReceipt
+    if (session === undefined || session === sessionId) {
+      receipt = await need(view, 'view').admit(text, { id, delivery: 'steer', attachments })
+      acknowledged.set(receipt.id, receipt)
+    } else {
+      const c = need(client, 'client')
+      if (!(await c.getSession(session))) await c.createSession({ id: session })
+      receipt = await c.admit(session, { text, id, delivery: 'steer', attachments })
+    }
+    return { sha256, files: receipt.attachments ?? [] }
+  },
+  /** `attachment(id)` read here: its bytes' SHA-256, size and type, or null when it is gone. */
+  async attachmentDigest({ id }: { id: string }) {
+    const blob = await need(client, 'client').attachment(id)
+    if (!blob) return null
+    return { sha256: await sha256Hex(await blob.arrayBuffer()), size: blob.size, type: blob.type }
+  },
+  async deleteSession({ session }: { session: string }) {
+    await need(client, 'client').deleteSession(session)
     return true
   },
   async waitHead({ seq, ms }: { seq: number; ms: number }) {
@@ -533,7 +639,7 @@ const api: Record<string, (args: never) => unknown> = {
   async log() {
     const log = await readLog(need(client, 'client'), sessionId)
     return {
-      events: log.events.map((e) => ({ seq: e.seq, type: e.type, data: e.data })),
+      events: log.events.map((e) => ({ seq: e.seq, at: e.at, type: e.type, data: e.data })),
       pending: log.pending.map((r) => r.id),
     }
   },

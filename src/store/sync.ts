@@ -1,0 +1,268 @@
+/**
+ * The store side of session sync (docs/decisions/0036): a synced session's stream cursor and
+ * outbox, read with its log in one transaction, and written with the events a pull brings in
+ * one transaction, so a cursor never runs ahead of the log it describes. The sync module folds
+ * and decides; this module only reads and writes.
+ *
+ * @example
+ *   const view = await readSyncView(db, 's1')
+ *   await commitPull(db, { sessionId: 's1', expectRev: view.row?.rev, state, outbox })
+ */
+
+import { SessionlineError } from '../schema/errors'
+import type { StoredEvent } from '../schema/events'
+import type { InputReceipt } from '../schema/inputs'
+import type { SessionMessage } from '../schema/messages'
+import {
+  MAX_KEY,
+  MIN_KEY,
+  type SessionlineDb,
+  type SessionRow,
+  type SyncOutboxRow,
+  type SyncStateRow,
+} from './db'
+import { eventsBetween } from './transactions'
+
+const range = (sessionId: string) =>
+  [
+    [sessionId, MIN_KEY],
+    [sessionId, MAX_KEY],
+  ] as [[string, unknown], [string, unknown]]
+
+/** A synced session as one transaction read it. */
+export interface SyncView {
+  row?: SessionRow
+  events: StoredEvent[]
+  state?: SyncStateRow
+  /** In local log order. */
+  outbox: SyncOutboxRow[]
+}
+
+const outboxOf = (db: SessionlineDb, sessionId: string) =>
+  db.syncOutbox
+    .where('[sessionId+fromSeq]')
+    .between(...range(sessionId))
+    .toArray()
+
+/** The session row, its whole log, its sync state and outbox, read together. */
+export function readSyncView(db: SessionlineDb, sessionId: string): Promise<SyncView> {
+  return db.transaction('r', [db.sessions, db.events, db.syncState, db.syncOutbox], async () => {
+    const [row, events, state, outbox] = await Promise.all([
+      db.sessions.get(sessionId),
+      eventsBetween(db, sessionId, 0),
+      db.syncState.get(sessionId),
+      outboxOf(db, sessionId),
+    ])
+    return { row, events, state, outbox }
+  })
+}
+
+/**
+ * Starts this engine's sync of a session: the state is made (or read) and its producer epoch
+ * moves on, so an older engine still pushing for this device is fenced by the server. A state
+ * left by a session deleted since starts over (its cursor described another log).
+ */
+export function startSyncState(
+  db: SessionlineDb,
+  sessionId: string,
+  url: string,
+  deviceId: () => string,
+  given?: string,
+): Promise<SyncStateRow> {
+  return db.transaction('rw', [db.sessions, db.syncState, db.syncOutbox], async () => {
+    const [row, old] = await Promise.all([db.sessions.get(sessionId), db.syncState.get(sessionId)])
+    const stale = old !== undefined && (old.url !== url || (row === undefined && old.canonicalSeq > 0))
+    if (stale)
+      await db.syncOutbox
+        .where('[sessionId+fromSeq]')
+        .between(...range(sessionId))
+        .delete()
+    const keep = old !== undefined && !stale
+    const state: SyncStateRow = {
+      sessionId,
+      url,
+      deviceId: given ?? old?.deviceId ?? deviceId(),
+      epoch: old === undefined ? 0 : old.epoch + 1,
+      nextProducerSeq: 0,
+      offset: keep ? old.offset : '-1',
+      canonicalSeq: keep ? old.canonicalSeq : 0,
+      seen: keep ? old.seen : [],
+      skipped: keep ? old.skipped : 0,
+      ...(keep && old.lastSkip !== undefined ? { lastSkip: old.lastSkip } : {}),
+    }
+    await db.syncState.put(state)
+    return state
+  })
+}
+
+/**
+ * Adds batches cut from the local log to the outbox, unless the log or the outbox moved since
+ * they were cut (then nothing is written and the answer is false).
+ */
+export function addToOutbox(
+  db: SessionlineDb,
+  sessionId: string,
+  expect: { rev: number; outboxLength: number },
+  entries: readonly SyncOutboxRow[],
+): Promise<boolean> {
+  return db.transaction('rw', [db.sessions, db.syncOutbox], async () => {
+    const [row, count] = await Promise.all([
+      db.sessions.get(sessionId),
+      db.syncOutbox
+        .where('[sessionId+fromSeq]')
+        .between(...range(sessionId))
+        .count(),
+    ])
+    if (row?.rev !== expect.rev || count !== expect.outboxLength) return false
+    await db.syncOutbox.bulkAdd([...entries])
+    return true
+  })
+}
+
+/** Records how an outbox entry was sent or that it was acknowledged, with the producer seq to use next. */
+export function recordSend(
+  db: SessionlineDb,
+  entry: SyncOutboxRow,
+  change: Pick<SyncOutboxRow, 'sent' | 'acked'>,
+  producer: Pick<SyncStateRow, 'epoch' | 'nextProducerSeq'>,
+): Promise<boolean> {
+  return db.transaction('rw', [db.syncState, db.syncOutbox], async () => {
+    const [state, stored] = await Promise.all([
+      db.syncState.get(entry.sessionId),
+      db.syncOutbox.get([entry.sessionId, entry.fromSeq]),
+    ])
+    // Another engine took over (a newer epoch), or a pull rewrote the outbox meanwhile.
+    if (!state || state.epoch !== producer.epoch || stored?.batch.batchId !== entry.batch.batchId)
+      return false
+    await Promise.all([
+      db.syncState.put({ ...state, nextProducerSeq: producer.nextProducerSeq }),
+      db.syncOutbox.put({ ...stored, ...change }),
+    ])
+    return true
+  })
+}
+
+/**
+ * A new log for a session (or, as `append`, events added after it): its row, the events, the
+ * rows they make and how to store its folds.
+ */
+export interface RewrittenLog {
+  row: SessionRow
+  events: readonly StoredEvent[]
+  rows: readonly SessionMessage[]
+  /** Stores the folds in the running transaction (the engine's cache knows how). */
+  putFolds: () => Promise<unknown> | undefined
+}
+
+/** What one pull commits: the sync state and outbox after it, and the log when it changed. */
+export interface PullCommit {
+  sessionId: string
+  /** The session row's `rev` the pull was folded against (undefined: no such session then). */
+  expectRev: number | undefined
+  /** The producer epoch of the engine committing (an engine fenced meanwhile commits nothing). */
+  epoch: number
+  state: SyncStateRow
+  outbox: readonly SyncOutboxRow[]
+  log?: RewrittenLog
+  /**
+   * Events other devices wrote, appended after the log as it stands (nothing of it changes):
+   * the rows they create or change, the session row and folds after them.
+   */
+  append?: RewrittenLog
+}
+
+/**
+ * Commits a pull in one transaction: the log (when it changed: every event, row and fold of the
+ * session replaced, the receipts' promoted seqs moved with their rows), the cursor and the
+ * outbox. Answers false, writing nothing, when the session changed since it was read.
+ */
+export function commitPull(db: SessionlineDb, commit: PullCommit): Promise<boolean> {
+  const { sessionId, log } = commit
+  const tables = [db.sessions, db.events, db.messages, db.projections, db.inputs, db.syncState, db.syncOutbox]
+  return db.transaction('rw', tables, async () => {
+    const [row, state] = await Promise.all([db.sessions.get(sessionId), db.syncState.get(sessionId)])
+    if (row?.rev !== commit.expectRev || state?.epoch !== commit.epoch) return false
+    const writes: Promise<unknown>[] = [
+      db.syncState.put(commit.state),
+      db.syncOutbox
+        .where('[sessionId+fromSeq]')
+        .between(...range(sessionId))
+        .delete()
+        .then(async () => {
+          if (commit.outbox.length > 0) await db.syncOutbox.bulkAdd([...commit.outbox])
+        }),
+    ]
+    if (commit.append) {
+      const { append } = commit
+      await db.projections
+        .where('[sessionId+name]')
+        .between(...range(sessionId))
+        .delete()
+      writes.push(
+        db.sessions.put(append.row),
+        db.events.bulkAdd([...append.events]),
+        append.rows.length > 0 ? db.messages.bulkPut([...append.rows]) : Promise.resolve(),
+        Promise.resolve(append.putFolds()),
+      )
+    }
+    if (log) {
+      if (row !== undefined && row.source !== 'native')
+        throw new SessionlineError(
+          'invalid_state',
+          `session ${sessionId} is imported; only native sessions sync`,
+        )
+      const [lower, upper] = range(sessionId)
+      await Promise.all([
+        db.events.where('[sessionId+seq]').between(lower, upper).delete(),
+        db.messages.where('[sessionId+seq]').between(lower, upper).delete(),
+        db.projections.where('[sessionId+name]').between(lower, upper).delete(),
+      ])
+      writes.push(
+        db.sessions.put(log.row),
+        db.events.bulkAdd([...log.events]),
+        log.rows.length > 0 ? db.messages.bulkAdd([...log.rows]) : Promise.resolve(),
+        Promise.resolve(log.putFolds()),
+        movePromotedSeqs(db, sessionId, log.rows),
+      )
+    }
+    await Promise.all(writes)
+    return true
+  })
+}
+
+/** Receipts promoted into rows that a rewrite moved take their rows' new seqs. */
+async function movePromotedSeqs(db: SessionlineDb, sessionId: string, rows: readonly SessionMessage[]) {
+  const seqOf = new Map(rows.map((r) => [r.id, r.seq]))
+  const receipts = await db.inputs
+    .where('[sessionId+seq]')
+    .between(...range(sessionId))
+    .toArray()
+  const moved: InputReceipt[] = []
+  for (const r of receipts) {
+    const seq = seqOf.get(r.id)
+    if (r.status === 'promoted' && seq !== undefined && r.promotedSeq !== seq)
+      moved.push({ ...r, promotedSeq: seq })
+  }
+  if (moved.length > 0) await db.inputs.bulkPut(moved)
+}
+
+/** Local events not yet confirmed by the stream: the log past its canonical prefix. */
+export function pendingCount(db: SessionlineDb, sessionId: string): Promise<number> {
+  return db.transaction('r', [db.sessions, db.syncState], async () => {
+    const [row, state] = await Promise.all([db.sessions.get(sessionId), db.syncState.get(sessionId)])
+    return Math.max(0, (row?.headSeq ?? 0) - (state?.canonicalSeq ?? 0))
+  })
+}
+
+/** Forgets a session's sync state and outbox (nothing of its log changes). */
+export function forgetSync(db: SessionlineDb, sessionId: string): Promise<void> {
+  return db.transaction('rw', [db.syncState, db.syncOutbox], async () => {
+    await Promise.all([
+      db.syncState.delete(sessionId),
+      db.syncOutbox
+        .where('[sessionId+fromSeq]')
+        .between(...range(sessionId))
+        .delete(),
+    ])
+  })
+}

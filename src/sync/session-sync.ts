@@ -1,0 +1,382 @@
+/**
+ * Session sync through a Durable Streams server (docs/architecture.md §11, docs/decisions/0036): one loop
+ * per synced session, in the worker, that cuts this device's settled events into outbox batches,
+ * pushes them as an idempotent producer, and pulls (long-polling at the tail) what every device
+ * pushed, committing each pull with its cursor and outbox in one transaction. The engine plugs
+ * it in with `createEngine({ sync: createSessionSync() })`.
+ *
+ * Every request is bounded: failures wait a jittered, growing delay (the server's `Retry-After`
+ * when it gives one) and `unsync` or closing the engine ends the wait and the request.
+ *
+ * @example
+ *   const engine = createEngine({ sync: createSessionSync() })
+ *   await engine.sync(sessionId, { url: 'http://127.0.0.1:4437' })
+ */
+import { nanoid } from 'nanoid'
+import type { SessionSync, SyncDriver, SyncHost, Unsubscribe } from '../engine/types'
+import { SessionlineError } from '../schema/errors'
+import type { SessionMessage } from '../schema/messages'
+import type { SyncOptions, SyncStatus } from '../schema/sync'
+import type { SyncStateRow } from '../store/db'
+import {
+  addToOutbox,
+  commitPull,
+  pendingCount,
+  readSyncView,
+  recordSend,
+  type SyncView,
+  startSyncState,
+} from '../store/sync'
+import { type BackoffPolicy, DEFAULT_BACKOFF, retryDelay } from './backoff'
+import { MAX_BATCH_EVENTS, planCut, planPull } from './plan'
+import {
+  appendMessage,
+  ensureStream,
+  type FetchLike,
+  readStream,
+  StreamFailure,
+  streamUrl,
+} from './stream-http'
+
+/** How `createSessionSync` talks and waits; every part can be replaced (tests inject faults and time). */
+export interface SessionSyncOptions {
+  /** Default: the global `fetch`. */
+  fetch?: FetchLike
+  /** Waits `ms` or until `signal` aborts (default: a timer). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>
+  /** Jitter source in [0, 1) (default: Math.random). */
+  random?: () => number
+  backoff?: Partial<BackoffPolicy>
+  /** Wait at the stream's tail with long-poll (default true); false: read again every `pollMs`. */
+  live?: boolean
+  /** Between reads when `live` is false, and between checks while a local turn runs (default 1000 ms). */
+  pollMs?: number
+  /** Events per batch unless one turn is longer (default 500). */
+  maxBatchEvents?: number
+  /** Ids of batches and of a device that was given none (default: nanoid). */
+  newId?: () => string
+}
+
+const defaultSleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    signal.addEventListener('abort', done, { once: true })
+  })
+
+const streaming = (row: SessionMessage) => row.status === 'streaming'
+
+const isAbort = (error: unknown) => (error as { name?: string })?.name === 'AbortError'
+
+/** Session sync for `createEngine({ sync })`. */
+export function createSessionSync(options: SessionSyncOptions = {}): SessionSync {
+  return { attach: (host) => createDriver(host, options) }
+}
+
+interface Loop {
+  url: string
+  status: SyncStatus
+  stop(): Promise<void>
+  /** Settles when the first round (push and pull) did, however it ended. */
+  firstRound: Promise<void>
+}
+
+function createDriver(host: SyncHost, options: SessionSyncOptions): SyncDriver {
+  const loops = new Map<string, Loop>()
+  return {
+    async sync(sessionId: string, request: SyncOptions): Promise<SyncStatus> {
+      const info = await host.engine.getSession(sessionId)
+      if (info && info.source !== 'native')
+        throw new SessionlineError(
+          'invalid_state',
+          `session ${sessionId} was imported from ${info.source}: only native sessions sync (fork it to continue it here)`,
+          { sessionId, source: info.source },
+        )
+      const running = loops.get(sessionId)
+      if (running && running.url === request.url) return { ...running.status }
+      if (running) {
+        loops.delete(sessionId)
+        await running.stop()
+      }
+      const loop = startLoop(host, options, sessionId, request)
+      loops.set(sessionId, loop)
+      await loop.firstRound
+      return { ...loop.status }
+    },
+    async unsync(sessionId: string): Promise<void> {
+      const loop = loops.get(sessionId)
+      if (!loop) return
+      loops.delete(sessionId)
+      await loop.stop()
+    },
+    async status(sessionId: string): Promise<SyncStatus | undefined> {
+      const loop = loops.get(sessionId)
+      if (!loop) return undefined
+      // Counted now: local writes go on while a stopped loop's status stays as it ended.
+      const pending = await pendingCount(host.db, sessionId)
+      return { ...loop.status, pending }
+    },
+    async close(): Promise<void> {
+      const all = [...loops.values()]
+      loops.clear()
+      await Promise.all(all.map((loop) => loop.stop()))
+    },
+  }
+}
+
+function startLoop(
+  host: SyncHost,
+  options: SessionSyncOptions,
+  sessionId: string,
+  request: SyncOptions,
+): Loop {
+  const { db } = host
+  const fetchFn: FetchLike = options.fetch ?? ((input, init) => fetch(input, init))
+  const sleep = options.sleep ?? defaultSleep
+  const random = options.random ?? Math.random
+  const policy = { ...DEFAULT_BACKOFF, ...options.backoff }
+  const newId = options.newId ?? (() => nanoid())
+  const live = options.live ?? true
+  const pollMs = options.pollMs ?? 1000
+  const maxBatchEvents = options.maxBatchEvents ?? MAX_BATCH_EVENTS
+  const stream = streamUrl(request.url, sessionId)
+
+  const stopped = new AbortController()
+  /** Aborted by a local commit or a stop: a long-poll or a wait ends so the commit is pushed now. */
+  let poke = new AbortController()
+  stopped.signal.addEventListener('abort', () => poke.abort(), { once: true })
+  let dirty = true
+  let unwatch: Unsubscribe | undefined
+  let ensured = false
+  let upToDate = false
+  let producer: SyncStateRow | undefined
+  let firstDone: () => void = () => undefined
+  const firstRound = new Promise<void>((resolve) => {
+    firstDone = resolve
+  })
+
+  const loop: Loop = {
+    url: request.url,
+    status: { state: 'pulling', pending: 0 },
+    firstRound,
+    async stop() {
+      stopped.abort()
+      poke.abort()
+      await done
+    },
+  }
+
+  /** The last round failed: the state stays `offline` (or `error`) until one succeeds. */
+  let failing = false
+
+  /** Progress of a round; while retrying after a failure the state says the failure instead. */
+  function progress(state: SyncStatus['state'], view?: SyncView, error?: SyncStatus['error']) {
+    if (!failing) setStatus(state, view, error)
+  }
+
+  function setStatus(state: SyncStatus['state'], view?: SyncView, error?: SyncStatus['error']) {
+    const pending = view
+      ? Math.max(0, (view.row?.headSeq ?? 0) - (view.state?.canonicalSeq ?? 0))
+      : loop.status.pending
+    const skipped = view?.state?.skipped ?? loop.status.skipped ?? 0
+    const next: SyncStatus = {
+      state,
+      pending,
+      ...(skipped > 0 ? { skipped } : {}),
+      ...(error ? { error } : {}),
+    }
+    const changed = JSON.stringify(next) !== JSON.stringify(loop.status)
+    loop.status = next
+    if (changed) host.publishStatus(sessionId, { ...next })
+  }
+
+  async function watchLocal(): Promise<void> {
+    if (unwatch || stopped.signal.aborted) return
+    try {
+      unwatch = await host.engine.watch(sessionId, (change) => {
+        // Text streaming into a running turn cannot be pushed before the turn ends: only other
+        // commits (a promotion, a turn's end, a head move) wake the loop.
+        // A status change (ours) is not a commit either.
+        if (change.sync !== undefined || !change.durable) return
+        if (!change.reset && change.rows.length > 0 && change.rows.every(streaming)) return
+        dirty = true
+        poke.abort()
+      })
+    } catch {
+      // The session is not here yet: the first pull that creates it watches it then.
+    }
+  }
+
+  /** Another engine on this database took over this session's sync (its epoch is newer). */
+  const fencedHere = () =>
+    new StreamFailure('fenced', 'another engine on this database took over syncing this session')
+
+  async function cutAndPush(): Promise<void> {
+    // A commit from here on sets it again, and the read below may miss it: the pull then reads
+    // without waiting at the tail, and the loop comes round to cut it.
+    dirty = false
+    let view = await readSyncView(db, sessionId)
+    if (view.state?.epoch !== producer!.epoch) throw fencedHere()
+    if (!view.row) return
+    if (!ensured) {
+      await ensureStream(fetchFn, stream, host.now())
+      ensured = true
+    }
+    const cut = planCut(view, newId, maxBatchEvents)
+    if (cut.length > 0) {
+      await addToOutbox(db, sessionId, { rev: view.row.rev, outboxLength: view.outbox.length }, cut)
+      view = await readSyncView(db, sessionId)
+    }
+    for (const entry of view.outbox) {
+      if (entry.acked || stopped.signal.aborted) continue
+      progress('pushing', view)
+      const p = producer!
+      let seq = entry.sent?.epoch === p.epoch ? entry.sent.seq : p.nextProducerSeq
+      if (entry.sent?.epoch !== p.epoch || entry.sent.seq !== seq) {
+        // Recorded before it is sent: a retry after a lost answer sends it with the same seq.
+        p.nextProducerSeq = seq + 1
+        if (!(await recordSend(db, entry, { sent: { epoch: p.epoch, seq } }, p))) throw fencedHere()
+      }
+      for (let gaps = 0; ; gaps++) {
+        try {
+          await appendMessage(
+            fetchFn,
+            stream,
+            entry.batch,
+            { id: p.deviceId, epoch: p.epoch, seq },
+            host.now(),
+          )
+          break
+        } catch (error) {
+          // The server expects another seq (a seq was skipped or lost): take its count, bounded.
+          if (!(error instanceof StreamFailure) || error.kind !== 'gap' || gaps >= 3) throw error
+          seq = error.details.expectedSeq!
+          p.nextProducerSeq = seq + 1
+          if (!(await recordSend(db, entry, { sent: { epoch: p.epoch, seq } }, p))) throw fencedHere()
+        }
+      }
+      if (!(await recordSend(db, { ...entry, sent: { epoch: p.epoch, seq } }, { acked: true }, p)))
+        throw fencedHere()
+    }
+  }
+
+  /** One read of the stream, committed; false when it must wait for a local turn to settle. */
+  async function pull(): Promise<boolean> {
+    const view = await readSyncView(db, sessionId)
+    if (!view.state || view.state.epoch !== producer!.epoch) throw fencedHere()
+    const waiting = view.outbox.some((o) => !o.acked)
+    const tail = live && upToDate && !dirty && !waiting
+    progress(upToDate && !waiting ? 'live' : 'pulling', view)
+    if (!stopped.signal.aborted) poke = new AbortController()
+    let read: Awaited<ReturnType<typeof readStream>>
+    try {
+      read = await readStream(
+        fetchFn,
+        stream,
+        view.state.offset,
+        { live: tail, signal: poke.signal },
+        host.now(),
+      )
+    } catch (error) {
+      if (isAbort(error)) return true // a local commit or a stop: the loop goes round
+      throw error
+    }
+    if (read.messages.length === 0 && read.nextOffset === view.state.offset) {
+      upToDate = read.upToDate
+      if (!tail && !live && upToDate) await sleep(pollMs, poke.signal)
+      return true
+    }
+    const plan = planPull(view, read.messages, read.nextOffset, host.putFolds)
+    if (plan.kind === 'not-settled') return false
+    if (!(await commitPull(db, plan.commit))) {
+      const now = await readSyncView(db, sessionId)
+      if (now.state?.epoch !== producer!.epoch) throw fencedHere()
+      return true // the log moved meanwhile: read again from the same offset
+    }
+    upToDate = read.upToDate
+    if (plan.rewritten) {
+      await host.logRewritten(sessionId)
+      await watchLocal()
+    } else if (plan.appended) {
+      const { rows, fromHead } = plan.appended
+      await host.logAppended(sessionId, rows, fromHead, plan.commit.state.canonicalSeq)
+    }
+    const after = await readSyncView(db, sessionId)
+    const dropped = plan.dropped[0]
+    failing = false
+    setStatus(
+      upToDate && !after.outbox.some((o) => !o.acked) ? 'live' : 'pulling',
+      after,
+      dropped && { code: 'dropped', message: `batch ${dropped.batchId} no longer folds: ${dropped.reason}` },
+    )
+    return true
+  }
+
+  const done = (async () => {
+    try {
+      producer = await startSyncState(db, sessionId, request.url, newId, request.deviceId)
+    } catch (error) {
+      setStatus('error', undefined, {
+        code: error instanceof SessionlineError ? error.code : 'internal',
+        message: (error as Error)?.message ?? String(error),
+      })
+      firstDone()
+      return
+    }
+    let attempt = 0
+    while (!stopped.signal.aborted) {
+      try {
+        await watchLocal()
+        await cutAndPush()
+        const settled = await pull()
+        attempt = 0
+        if (failing) {
+          failing = false
+          setStatus(upToDate ? 'live' : 'pulling')
+        }
+        firstDone()
+        // A local turn is running: its events go out (and others' come in) once it ends.
+        if (!settled) await sleep(pollMs, stopped.signal)
+      } catch (error) {
+        if (stopped.signal.aborted) break
+        const failure =
+          error instanceof StreamFailure
+            ? error
+            : new StreamFailure('local', (error as Error)?.message ?? String(error))
+        const detail = { code: failure.kind, message: failure.message }
+        const view = await readSyncView(db, sessionId).catch(() => undefined)
+        // Terminal: a newer engine owns the pushing, or the stream is gone or refuses us. The
+        // local log stays as it is and keeps serving reads.
+        if (failure.kind === 'fenced') {
+          setStatus('fenced', view, detail)
+          break
+        }
+        if (failure.kind === 'not_found' || failure.kind === 'gone' || failure.kind === 'refused') {
+          setStatus('error', view, detail)
+          break
+        }
+        failing = true
+        const retried = failure.kind === 'bad_response' || failure.kind === 'local' ? 'error' : 'offline'
+        setStatus(retried, view, detail)
+        firstDone()
+        const wait = retryDelay(attempt++, {
+          random,
+          policy,
+          ...(failure.details.retryAfterMs !== undefined
+            ? { retryAfterMs: failure.details.retryAfterMs }
+            : {}),
+        })
+        await sleep(wait, stopped.signal)
+      }
+    }
+    firstDone()
+    unwatch?.()
+  })()
+
+  return loop
+}

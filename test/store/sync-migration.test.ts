@@ -1,0 +1,69 @@
+/**
+ * Schema version 5 adds the sync tables (docs/decisions/0036). A database written at version 4,
+ * with a session in it, opens with today's schema: nothing of it changes, the new tables exist
+ * and start empty, and its session can start syncing (its state is made, its epoch moves on).
+ */
+import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import { expect, test } from 'vitest'
+import { openDb } from '../../src/store/db'
+import { SCHEMA_VERSION, SCHEMA_VERSIONS } from '../../src/store/migrations'
+import { readSyncView, startSyncState } from '../../src/store/sync'
+import { freshDbName } from '../support/engines'
+
+const options = { indexedDB, IDBKeyRange }
+const V4 = SCHEMA_VERSIONS.filter((v) => v.version <= 4)
+
+async function rowsOf(dbName: string, versions = SCHEMA_VERSIONS) {
+  const db = openDb(dbName, options, versions)
+  try {
+    await db.open()
+    const out: Record<string, unknown[]> = {}
+    for (const table of db.tables) out[table.name] = await table.toArray()
+    return { verno: db.verno, tables: out }
+  } finally {
+    db.close()
+  }
+}
+
+test('a version 4 database upgrades to version 5 unchanged, with empty sync tables that then work', async () => {
+  expect(SCHEMA_VERSION).toBe(5)
+  const dbName = freshDbName('v4')
+  const old = openDb(dbName, options, V4)
+  await old.open()
+  await old.sessions.add({
+    id: 's',
+    title: 'old',
+    createdAt: 1,
+    updatedAt: 1,
+    headSeq: 1,
+    nextInputSeq: 1,
+    source: 'native',
+    rev: 1,
+  })
+  await old.events.add({ sessionId: 's', seq: 1, at: 1, type: 'session/created', data: { title: 'old' } })
+  old.close()
+  const before = await rowsOf(dbName, V4)
+  expect(before.verno).toBe(4)
+  expect(Object.keys(before.tables)).not.toContain('syncState')
+
+  const after = await rowsOf(dbName)
+  expect(after.verno).toBe(5)
+  for (const [name, rows] of Object.entries(before.tables)) expect(after.tables[name], name).toEqual(rows)
+  expect(after.tables.syncState).toEqual([])
+  expect(after.tables.syncOutbox).toEqual([])
+
+  const db = openDb(dbName, options)
+  try {
+    const first = await startSyncState(db, 's', 'http://127.0.0.1:1', () => 'dev-1')
+    expect(first).toMatchObject({ deviceId: 'dev-1', epoch: 0, offset: '-1', canonicalSeq: 0 })
+    // A second engine taking over the same device's sync takes the next epoch and keeps the cursor.
+    const second = await startSyncState(db, 's', 'http://127.0.0.1:1', () => 'unused')
+    expect(second).toMatchObject({ deviceId: 'dev-1', epoch: 1, offset: '-1' })
+    const view = await readSyncView(db, 's')
+    expect(view.row?.headSeq).toBe(1)
+    expect(view.events.map((e) => e.type)).toEqual(['session/created'])
+    expect(view.outbox).toEqual([])
+  } finally {
+    db.close()
+  }
+})
