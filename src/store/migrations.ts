@@ -15,7 +15,9 @@ export interface SchemaVersion {
 export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
   {
     version: 1,
-    why: 'the layout of docs/architecture.md §3',
+    // As the release that wrote version 1 declared it (test/store/migrations pins it): an old
+    // version is never edited, not even its text; the layout is docs/architecture.md §3 today.
+    why: 'the layout of DESIGN.md §3',
     stores: {
       sessions: 'id, updatedAt',
       events: '[sessionId+seq]',
