@@ -42,6 +42,8 @@ let worker: Worker | undefined
 let workersStarted = 0
 const client = connect(() => {
   workersStarted++
+  // A replacement worker syncs nothing yet: the open session's sync starts again there.
+  if (workersStarted > 1) queueMicrotask(() => void syncFollower.lost().then(schedule))
   worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
   worker.addEventListener('error', (event) =>
     showNotice(`The worker stopped: ${event.message || 'failed to start'}`),

@@ -82,6 +82,14 @@ export class SyncFollower {
     })
   }
 
+  /** The worker that synced was replaced (a fresh one syncs nothing yet): sync the wanted session there. */
+  lost(): Promise<void> {
+    return this.enqueue(async () => {
+      this.synced = undefined
+      await this.reconcile()
+    })
+  }
+
   private enqueue(step: () => Promise<void>): Promise<void> {
     this.queue = this.queue.then(step, step)
     return this.queue

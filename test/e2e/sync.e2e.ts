@@ -174,6 +174,17 @@ describe('playground sync between two devices', () => {
     await settled(a.page)
     await settled(b.page)
     expect(await log(a.page, id)).toEqual(await log(b.page, id))
+
+    // B's worker dies (as a browser ends one): the client's fresh worker syncs the session again.
+    await b.page.evaluate(() => window.__sessionline!.killWorker())
+    // The client notices at its next call (a missed heartbeat); that read fails, nothing is lost.
+    void b.page.evaluate(() => window.__sessionline!.client.listSessions().catch(() => undefined))
+    await b.page.waitForFunction(() => window.__sessionline!.workers === 2, null, WAIT)
+    await exchange(a.page, 'Written on A after B restarted')
+    await b.page.waitForSelector(rowWithText('Written on A after B restarted'), WAIT)
+    await settled(a.page)
+    await settled(b.page)
+    expect(await log(a.page, id)).toEqual(await log(b.page, id))
     expect([await noticeText(a.page), await noticeText(b.page)]).toEqual(['', ''])
     await screenshot(a.page, 'sync-device-a')
     await screenshot(b.page, 'sync-device-b')
