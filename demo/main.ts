@@ -14,7 +14,7 @@ import { replacedBy, siblingOf } from './history/tree'
 import type { PlaygroundConfigure, PlaygroundModel } from './models'
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
-import { describeSync, SyncFollower, savedSyncUrl, saveSyncUrl, syncDetail } from './sync'
+import { describeSync, parseSyncUrl, SyncFollower, savedSyncUrl, saveSyncUrl, syncDetail } from './sync'
 import { Composer } from './ui/composer'
 import { Drawer } from './ui/drawer'
 import { FolderImport } from './ui/folder-import'
@@ -132,21 +132,23 @@ function renderSync(snapshot: TimelineSnapshot): void {
 }
 
 /**
- * Opens a session another device shares: pulled from `url` (which becomes the sync server) when
- * it is not here yet. Throws when the server has no such session or cannot be reached.
+ * Opens a session another device shares: pulled from `text` (a URL, which becomes the sync
+ * server once the session is here) when it is not here yet. Throws when the server has no such
+ * session or cannot be reached; the settings are then left as they were.
  */
-async function openSynced(id: string, url: string): Promise<void> {
-  syncUrl = saveSyncUrl(url)
+async function openSynced(id: string, text: string): Promise<void> {
+  const url = parseSyncUrl(text)
+  if (!url) throw new Error('Enter the sync server URL.')
   if (!sessions.some((s) => s.id === id)) {
-    const status = await client.sync(id, { url: syncUrl })
+    const status = await client.sync(id, { url })
     await refreshSessions()
     if (!sessions.some((s) => s.id === id)) {
       await client.unsync(id)
-      if (status.state === 'offline')
-        throw new Error(`${syncUrl} did not answer; is the sync server running?`)
-      throw new Error(`No session ${id} on ${syncUrl}${status.error ? ` (${status.error.message})` : ''}`)
+      if (status.state === 'offline') throw new Error(`${url} did not answer; is the sync server running?`)
+      throw new Error(`No session ${id} on ${url}${status.error ? ` (${status.error.message})` : ''}`)
     }
   }
+  syncUrl = saveSyncUrl(url)
   await openSession(id)
 }
 

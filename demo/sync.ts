@@ -23,17 +23,21 @@ export function savedSyncUrl(): string {
   return parsed.success ? parsed.data : ''
 }
 
-/** Checks and saves the URL ('' turns sync off); returns what was saved. Throws on a bad URL. */
-export function saveSyncUrl(text: string): string {
+/** The URL as typed, checked ('' stays '': sync off). Throws a readable error on a bad URL. */
+export function parseSyncUrl(text: string): string {
   const trimmed = text.trim()
-  if (trimmed === '') {
-    localStorage.removeItem(STORAGE_KEY)
-    return ''
-  }
+  if (trimmed === '') return ''
   const parsed = SyncServerUrl.safeParse(trimmed)
   if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'not a URL')
-  localStorage.setItem(STORAGE_KEY, parsed.data)
   return parsed.data
+}
+
+/** Checks and saves the URL ('' turns sync off); returns what was saved. Throws on a bad URL. */
+export function saveSyncUrl(text: string): string {
+  const url = parseSyncUrl(text)
+  if (url === '') localStorage.removeItem(STORAGE_KEY)
+  else localStorage.setItem(STORAGE_KEY, url)
+  return url
 }
 
 /** Which session to sync with which server. */

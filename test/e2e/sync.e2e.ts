@@ -108,6 +108,9 @@ describe('playground sync between two devices', () => {
     const server = app!.url.replace(/\/$/, '')
     await a.page.click('#open-settings')
     expect(await a.page.textContent('#share-session-id')).toBe(id)
+    await a.page.fill('#settings input[name="syncUrl"]', 'ftp://127.0.0.1:4437')
+    await a.page.click('#settings button[type="submit"]')
+    expect(await a.page.textContent('#settings .settings__error')).toContain('http or https')
     await a.page.fill('#settings input[name="syncUrl"]', server)
     await a.page.click('#settings button[type="submit"]')
     await a.page.waitForSelector('#settings', { state: 'hidden' })
@@ -116,8 +119,17 @@ describe('playground sync between two devices', () => {
     // B: "Open a synced session" with the id A shows.
     const b = await device()
     await b.page.click('#open-synced')
-    await b.page.fill('#open-synced-dialog input[name="sessionId"]', id)
+    // An id the server has no stream for: said in the dialog, nothing created here.
+    await b.page.fill('#open-synced-dialog input[name="sessionId"]', 'no-such-session')
     await b.page.fill('#open-synced-dialog input[name="syncUrl"]', server)
+    await b.page.click('#open-synced-dialog button[type="submit"]')
+    await b.page.waitForSelector(
+      '#open-synced-dialog .settings__error:text-matches("^No session no-such-session")',
+      WAIT,
+    )
+    expect(await b.page.$$eval('[data-session]', (items) => items.length)).toBe(1) // its first session
+    expect(await b.page.evaluate(() => localStorage.getItem('sessionline-demo:sync-url'))).toBeNull()
+    await b.page.fill('#open-synced-dialog input[name="sessionId"]', id)
     await b.page.click('#open-synced-dialog button[type="submit"]')
     await b.page.waitForSelector('#open-synced-dialog', { state: 'hidden', ...WAIT })
     expect(new URL(b.page.url()).hash).toBe(`#/session/${id}`)
