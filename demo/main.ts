@@ -150,6 +150,7 @@ async function openSynced(id: string, text: string): Promise<void> {
   }
   syncUrl = saveSyncUrl(url)
   await openSession(id)
+  followOpenSession() // already open: under the URL given now
 }
 
 /** A session named by the URL: opened, or pulled from the sync server when it is not here. */
