@@ -1,0 +1,189 @@
+/**
+ * One runner per session across devices (docs/decisions/0036, amendment): two engines with a
+ * provider sync one session through the real Durable Streams server; the device whose claim
+ * holds runs every turn, the other's inputs travel to it, and a lapsed claim is taken over.
+ */
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import type { Engine } from '../../src/engine/types'
+import type { StoredEvent } from '../../src/schema/events'
+import { allEvents, converged, type Device, device, expectSameSession, startServer } from './support'
+
+let server: Awaited<ReturnType<typeof startServer>>
+const open: Device[] = []
+beforeAll(async () => {
+  server = await startServer()
+})
+afterAll(async () => {
+  await Promise.all(open.map((d) => d.engine.close()))
+  await server.stop()
+})
+
+const TTL = 1500
+
+/** A device whose engine runs turns with the scripted provider (no tools, no delay). */
+const runnerDevice = (name: string) => {
+  const d = device(name, {
+    engine: { provider: { kind: 'scripted', wordDelayMs: 0, toolRate: 0 } },
+    sync: { claimTtlMs: TTL },
+  })
+  open.push(d)
+  return d
+}
+
+async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 10_000) {
+  const end = Date.now() + ms
+  let last: T
+  for (;;) {
+    last = await read()
+    if (ok(last)) return last
+    if (Date.now() > end) throw new Error(`${what}: ${JSON.stringify(last)}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+const runnerOf = (d: Device, id: string) => d.engine.syncStatus(id).then((s) => s?.runner)
+
+const userRows = (events: readonly StoredEvent[], inputId: string) =>
+  events.filter((e) => e.type === 'user/message' && e.data.inputId === inputId)
+
+const turnsEnded = (events: readonly StoredEvent[]) =>
+  events.filter((e) => e.type === 'turn/end' && e.data.reason === 'completed').length
+
+/** The receipt as the device stores it (an admit of the same input answers it, writing nothing). */
+const receiptOf = (engine: Engine, id: string, input: { id: string; text: string }) =>
+  engine.admit(id, { id: input.id, text: input.text, delivery: 'queue' })
+
+test('an input admitted on the device without the claim is answered once, by the claimant; both receipts promoted', async () => {
+  const a = runnerDevice('a')
+  const b = runnerDevice('b')
+  const { id } = await a.engine.createSession({ title: 'one runner' })
+  await a.engine.sync(id, { url: server.url, deviceId: 'dev-a' })
+  await until(
+    'a claims',
+    () => runnerOf(a, id),
+    (r) => r === 'dev-a',
+  )
+  await b.engine.sync(id, { url: server.url, deviceId: 'dev-b' })
+  await converged([a, b], id)
+  expect(await runnerOf(b, id)).toBe('dev-a')
+
+  const input = await b.engine.admit(id, { text: 'asked on b', delivery: 'queue' })
+  await until(
+    'answered on both',
+    () => Promise.all([allEvents(a.engine, id), allEvents(b.engine, id)]),
+    (logs) => logs.every((log) => turnsEnded(log) === 1),
+  )
+  await converged([a, b], id)
+  const { events } = await expectSameSession([a, b], id)
+  expect(userRows(events, input.id)).toHaveLength(1)
+  expect(events.filter((e) => e.type === 'turn/start')).toHaveLength(1)
+  expect(events.some((e) => e.type === 'history/head')).toBe(false) // no branch: one runner
+  const promotedSeq = userRows(events, input.id)[0]!.seq
+  await until(
+    'b promoted',
+    () => receiptOf(b.engine, id, input),
+    (r) => r.status === 'promoted',
+  )
+  expect(await receiptOf(b.engine, id, input)).toMatchObject({ status: 'promoted', promotedSeq })
+  expect(await receiptOf(a.engine, id, input)).toMatchObject({ status: 'promoted', promotedSeq })
+  expect(await b.engine.pending(id)).toEqual([])
+  expect(await a.engine.pending(id)).toEqual([])
+
+  // Still one runner: the next input, admitted on a, is answered once more, no branch.
+  const second = await a.engine.admit(id, { text: 'asked on a', delivery: 'queue' })
+  await until(
+    'second answered on both',
+    () => Promise.all([allEvents(a.engine, id), allEvents(b.engine, id)]),
+    (logs) => logs.every((log) => turnsEnded(log) === 2),
+  )
+  await converged([a, b], id)
+  const after = await expectSameSession([a, b], id)
+  expect(userRows(after.events, second.id)).toHaveLength(1)
+  expect(after.events.some((e) => e.type === 'history/head')).toBe(false)
+})
+
+test('the claimant closes, its claim lapses, and the other device takes over and answers', async () => {
+  const a = runnerDevice('a')
+  const b = runnerDevice('b')
+  const { id } = await a.engine.createSession({ title: 'takeover' })
+  await a.engine.sync(id, { url: server.url, deviceId: 'dev-a2' })
+  await until(
+    'a claims',
+    () => runnerOf(a, id),
+    (r) => r === 'dev-a2',
+  )
+  await b.engine.sync(id, { url: server.url, deviceId: 'dev-b2' })
+  await converged([a, b], id)
+  expect(await runnerOf(b, id)).toBe('dev-a2')
+
+  await a.engine.close()
+  // Admitted while a's claim still holds: sent to a, which is gone; it waits, unanswered.
+  const early = await b.engine.admit(id, { text: 'asked while a is gone', delivery: 'queue' })
+  // While a's claim still holds, b's runner opens no turn for it (read the log, then the claim).
+  await new Promise((r) => setTimeout(r, TTL / 5))
+  const meanwhile = await allEvents(b.engine, id)
+  if ((await runnerOf(b, id)) === 'dev-a2') expect(turnsEnded(meanwhile)).toBe(0)
+  // The claim lapses (it is not said again): b claims and runs what waited.
+  await until(
+    'b takes over',
+    () => runnerOf(b, id),
+    (r) => r === 'dev-b2',
+    TTL * 4,
+  )
+  await until(
+    'b answered the input that waited',
+    () => allEvents(b.engine, id),
+    (log) => turnsEnded(log) === 1,
+  )
+  const late = await b.engine.admit(id, { text: 'asked after the takeover', delivery: 'queue' })
+  const events = await until(
+    'b answered the new input',
+    () => allEvents(b.engine, id),
+    (log) => turnsEnded(log) === 2,
+  )
+  expect(userRows(events, early.id)).toHaveLength(1)
+  expect(userRows(events, late.id)).toHaveLength(1)
+  await converged([b], id)
+  expect(await b.engine.pending(id)).toEqual([])
+})
+
+test('an input admitted offline on the device without the claim is run there, and reaches the other device', async () => {
+  const a = runnerDevice('a')
+  const b = runnerDevice('b')
+  const { id } = await a.engine.createSession({ title: 'offline' })
+  await a.engine.sync(id, { url: server.url, deviceId: 'dev-a3' })
+  await until(
+    'a claims',
+    () => runnerOf(a, id),
+    (r) => r === 'dev-a3',
+  )
+  await b.engine.sync(id, { url: server.url, deviceId: 'dev-b3' })
+  await converged([a, b], id)
+
+  b.net.offline = true
+  const offline = await b.engine.admit(id, { text: 'asked offline on b', delivery: 'queue' })
+  // b cannot reach the stream: its own runner answers, as on one device.
+  await until(
+    'b answered offline',
+    () => allEvents(b.engine, id),
+    (log) => turnsEnded(log) === 1,
+  )
+  expect((await b.engine.syncStatus(id))?.state).toBe('offline')
+  expect(await receiptOf(b.engine, id, offline)).toMatchObject({ status: 'promoted' })
+  // Meanwhile a answers its own input: the two turns become two branches.
+  const online = await a.engine.admit(id, { text: 'asked on a meanwhile', delivery: 'queue' })
+  await until(
+    'a answered',
+    () => allEvents(a.engine, id),
+    (log) => turnsEnded(log) === 1,
+  )
+  b.net.offline = false
+  await converged([a, b], id)
+  const { events } = await expectSameSession([a, b], id)
+  expect(userRows(events, offline.id)).toHaveLength(1)
+  expect(userRows(events, online.id)).toHaveLength(1)
+  expect(turnsEnded(events)).toBe(2)
+  expect(events.some((e) => e.type === 'history/head' && e.data.cause === 'switch')).toBe(true)
+  // Back live, a holds the claim again on both.
+  expect(await runnerOf(b, id)).toBe('dev-a3')
+})
