@@ -361,8 +361,14 @@ function startLoop(
       initial: producer.claim ?? null,
     })
     let attempt = 0
+    /** Receipts whose rows arrived before this engine stopped, not yet promoted: swept once. */
+    let swept = false
     while (!stopped.signal.aborted) {
       try {
+        if (!swept) {
+          await claims.afterPull([])
+          swept = true
+        }
         await watchLocal()
         await cutAndPush()
         const settled = await pull()

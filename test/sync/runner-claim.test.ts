@@ -21,10 +21,11 @@ afterAll(async () => {
 const TTL = 1500
 
 /** A device whose engine runs turns with the scripted provider (no tools, no delay). */
-const runnerDevice = (name: string) => {
+const runnerDevice = (name: string, options: { ttl?: number; dbName?: string } = {}) => {
   const d = device(name, {
     engine: { provider: { kind: 'scripted', wordDelayMs: 0, toolRate: 0 } },
-    sync: { claimTtlMs: TTL },
+    sync: { claimTtlMs: options.ttl ?? TTL },
+    ...(options.dbName ? { dbName: options.dbName } : {}),
   })
   open.push(d)
   return d
@@ -186,4 +187,40 @@ test('an input admitted offline on the device without the claim is run there, an
   expect(events.some((e) => e.type === 'history/head' && e.data.cause === 'switch')).toBe(true)
   // Back live, a holds the claim again on both.
   expect(await runnerOf(b, id)).toBe('dev-a3')
+})
+
+test('an engine that starts again knows the claim it folded before, and does not take it over', async () => {
+  // A long ttl: no renewal arrives while the test runs, so only the kept claim can tell.
+  const ttl = 60_000
+  const a = runnerDevice('a', { ttl })
+  const b = runnerDevice('b', { ttl })
+  const { id } = await a.engine.createSession({ title: 'restart' })
+  await a.engine.sync(id, { url: server.url, deviceId: 'dev-a4' })
+  await until(
+    'a claims',
+    () => runnerOf(a, id),
+    (r) => r === 'dev-a4',
+  )
+  await b.engine.sync(id, { url: server.url, deviceId: 'dev-b4' })
+  await converged([a, b], id)
+  expect(await runnerOf(b, id)).toBe('dev-a4')
+  await b.engine.close()
+
+  const again = runnerDevice('b', { ttl, dbName: b.dbName })
+  await again.engine.sync(id, { url: server.url, deviceId: 'dev-b4' })
+  await converged([a, again], id)
+  expect(await runnerOf(again, id)).toBe('dev-a4')
+  // Its input still goes to a, and is answered once.
+  const input = await again.engine.admit(id, { text: 'after a restart', delivery: 'queue' })
+  await until(
+    'answered on both',
+    () => Promise.all([allEvents(a.engine, id), allEvents(again.engine, id)]),
+    (logs) => logs.every((log) => turnsEnded(log) === 1),
+  )
+  await converged([a, again], id)
+  const { events } = await expectSameSession([a, again], id)
+  expect(userRows(events, input.id)).toHaveLength(1)
+  expect(events.some((e) => e.type === 'history/head')).toBe(false)
+  expect(await runnerOf(a, id)).toBe('dev-a4')
+  expect(await runnerOf(again, id)).toBe('dev-a4')
 })
