@@ -224,3 +224,62 @@ test('an engine that starts again knows the claim it folded before, and does not
   expect(await runnerOf(a, id)).toBe('dev-a4')
   expect(await runnerOf(again, id)).toBe('dev-a4')
 })
+
+test('two devices that claim at once settle on one runner, and each one’s input is answered once', async () => {
+  const a = runnerDevice('a')
+  const b = runnerDevice('b')
+  const { id } = await a.engine.createSession({ title: 'race' })
+  // a's first claim is held on the way until b has claimed too: both claim, a's lands later.
+  let bClaimed!: () => void
+  const held = new Promise<void>((resolve) => (bClaimed = resolve))
+  let first = true
+  a.net.fault = async (input, init, real) => {
+    if (first && init?.method === 'POST' && String(init.body).includes('"kind":"claim"')) {
+      first = false
+      await held
+    }
+    return real(input, init)
+  }
+  void a.engine.sync(id, { url: server.url, deviceId: 'dev-a5' })
+  await until(
+    'a pushed the session',
+    () => a.engine.syncStatus(id),
+    (s) => s?.pending === 0,
+  )
+  await b.engine.sync(id, { url: server.url, deviceId: 'dev-b5' })
+  await until(
+    'b claims',
+    () => runnerOf(b, id),
+    (r) => r === 'dev-b5',
+  )
+  bClaimed()
+  await converged([a, b], id)
+  // The later claim in stream order wins on both: a's.
+  const [runner] = await until(
+    'one runner on both',
+    () => Promise.all([runnerOf(a, id), runnerOf(b, id)]),
+    ([ra, rb]) => ra === 'dev-a5' && rb === 'dev-a5',
+  )
+  const fromA = await a.engine.admit(id, { text: 'from a', delivery: 'queue' })
+  const fromB = await b.engine.admit(id, { text: 'from b', delivery: 'queue' })
+  await until(
+    'both answered on both',
+    () => Promise.all([allEvents(a.engine, id), allEvents(b.engine, id)]),
+    // One turn or two: the claimant may promote both queued inputs at once.
+    (logs) =>
+      logs.every(
+        (log) =>
+          userRows(log, fromA.id).length > 0 &&
+          userRows(log, fromB.id).length > 0 &&
+          log.at(-1)?.type === 'turn/end',
+      ),
+  )
+  await converged([a, b], id)
+  const { events } = await expectSameSession([a, b], id)
+  expect(userRows(events, fromA.id)).toHaveLength(1)
+  expect(userRows(events, fromB.id)).toHaveLength(1)
+  expect(events.some((e) => e.type === 'history/head')).toBe(false)
+  expect(await runnerOf(a, id)).toBe(runner)
+  expect(await a.engine.pending(id)).toEqual([])
+  expect(await b.engine.pending(id)).toEqual([])
+})
