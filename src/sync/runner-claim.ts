@@ -48,7 +48,13 @@ export interface RunnerClaim {
    * clock: a renewal or a lapse), or undefined.
    */
   round(): Promise<number | undefined>
-  /** The stream does not answer, or the loop ends: this device runs its own turns. */
+  /**
+   * The stream does not answer: this device runs its own turns, except while an input it sent
+   * to the claimant waits and that claim holds (the claimant is likely answering it; running it
+   * here too would answer it twice). The gate then opens when the claim lapses.
+   */
+  offline(): Promise<void>
+  /** The loop ends (`unsync`, closing, fenced, error): this device runs its own turns now. */
   release(): void
   /** The claim as folded (tests, status). */
   readonly claim: ClaimFold
@@ -60,6 +66,13 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
   /** Input id → the claimant it was sent to: sent again when the claim moves to another device. */
   const sentTo = new Map<string, string>()
   gate()
+
+  /** Opens the gate when the claim an offline device's sent inputs wait on lapses. */
+  let lapse: ReturnType<typeof setTimeout> | undefined
+  const clearLapse = () => {
+    clearTimeout(lapse)
+    lapse = undefined
+  }
 
   function gate(): void {
     // The runner opens no turns here while another device's claim holds.
@@ -99,6 +112,7 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
     },
 
     async round() {
+      clearLapse()
       const now = host.now()
       if (host.runsTurns() && claimDue(claim, device, now, ttlMs)) {
         const said: SyncClaim = { v: SYNC_CLAIM_VERSION, kind: 'claim', device, at: now, ttlMs }
@@ -128,7 +142,23 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
       return claimExpiry(claim)
     },
 
+    async offline() {
+      clearLapse()
+      const now = host.now()
+      const holder = claimantAt(claim, now)
+      if (claim !== null && holder !== null && holder !== device) {
+        const waiting = await host.engine.pending(sessionId).catch(() => [])
+        if (waiting.some((input) => sentTo.get(input.id) === holder)) {
+          host.setRunnerGate(sessionId, false)
+          lapse = setTimeout(() => host.setRunnerGate(sessionId, true), claimExpiry(claim) - now)
+          return
+        }
+      }
+      host.setRunnerGate(sessionId, true)
+    },
+
     release() {
+      clearLapse()
       host.setRunnerGate(sessionId, true)
     },
   }

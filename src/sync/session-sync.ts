@@ -391,7 +391,7 @@ function startLoop(
         const detail = { code: failure.kind, message: failure.message }
         // The stream does not answer: this device runs its own turns (they may become branches).
         wakeAt(undefined)
-        claims.release()
+        await claims.offline()
         const view = await readSyncView(db, sessionId).catch(() => undefined)
         // Terminal: a newer engine owns the pushing, or the stream is gone or refuses us. The
         // local log stays as it is and keeps serving reads.

@@ -283,3 +283,55 @@ test('two devices that claim at once settle on one runner, and each one’s inpu
   expect(await a.engine.pending(id)).toEqual([])
   expect(await b.engine.pending(id)).toEqual([])
 })
+
+test('an input already sent to the claimant is not run again by its device while it cannot read the stream', async () => {
+  // A ttl longer than the time b is cut off: a's claim holds throughout.
+  const a = runnerDevice('a', { ttl: 6000 })
+  const b = runnerDevice('b', { ttl: 6000 })
+  const { id } = await a.engine.createSession({ title: 'sent, then cut off' })
+  await a.engine.sync(id, { url: server.url, deviceId: 'dev-a6' })
+  await until(
+    'a claims',
+    () => runnerOf(a, id),
+    (r) => r === 'dev-a6',
+  )
+  await b.engine.sync(id, { url: server.url, deviceId: 'dev-b6' })
+  await converged([a, b], id)
+
+  // Once b has sent its input to a, b's reads fail: it cannot see a's answer arrive.
+  let sent = false
+  b.net.fault = async (input, init, real) => {
+    if (sent && (init?.method ?? 'GET') === 'GET') throw new TypeError('fetch failed (cut off)')
+    const response = await real(input, init)
+    if (init?.method === 'POST' && String(init.body).includes('"kind":"input"')) sent = true
+    return response
+  }
+  const input = await b.engine.admit(id, { text: 'sent before the cut', delivery: 'queue' })
+  await until(
+    'a answered',
+    () => allEvents(a.engine, id),
+    (log) => turnsEnded(log) === 1,
+  )
+  await until(
+    'b is offline',
+    () => b.engine.syncStatus(id),
+    (s) => s?.state === 'offline',
+  )
+  // b's runner leaves the input to a, whose claim still holds.
+  await new Promise((r) => setTimeout(r, 300))
+  expect(turnsEnded(await allEvents(b.engine, id))).toBe(0)
+  expect((await b.engine.pending(id)).map((r) => r.id)).toEqual([input.id])
+
+  b.net.fault = undefined
+  await converged([a, b], id)
+  const { events } = await expectSameSession([a, b], id)
+  expect(userRows(events, input.id)).toHaveLength(1)
+  expect(turnsEnded(events)).toBe(1)
+  expect(events.some((e) => e.type === 'history/head')).toBe(false)
+  await until(
+    'b promoted',
+    () => b.engine.pending(id),
+    (p) => p.length === 0,
+  )
+  expect(await receiptOf(b.engine, id, input)).toMatchObject({ status: 'promoted' })
+})
