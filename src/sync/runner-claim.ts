@@ -65,7 +65,6 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
   let claim = options.initial
   /** Input id → the claimant it was sent to: sent again when the claim moves to another device. */
   const sentTo = new Map<string, string>()
-  gate()
 
   /** Opens the gate when the claim an offline device's sent inputs wait on lapses. */
   let lapse: ReturnType<typeof setTimeout> | undefined
@@ -79,6 +78,8 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
     const holder = claimantAt(claim, host.now())
     host.setRunnerGate(sessionId, holder === null || holder === device)
   }
+
+  gate()
 
   async function admitSent(inputs: readonly SyncInput[]): Promise<void> {
     for (const input of inputs) {
@@ -103,7 +104,10 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
         claim = folded.claim
         await recordClaim(host.db, sessionId, epoch, claim)
       }
-      if (claimantAt(claim, host.now()) === device) await admitSent(folded.inputs)
+      // Sent while this device's claim held: admitted unless another device's claim holds now
+      // (its sender sends it there too); a lapsed claim of ours is said again next round.
+      const holder = claimantAt(claim, host.now())
+      if (holder === device || (holder === null && host.runsTurns())) await admitSent(folded.inputs)
       const promoted = await promoteArrived(host.db, sessionId, host.now())
       if (promoted.length > 0) {
         for (const receipt of promoted) sentTo.delete(receipt.id)
