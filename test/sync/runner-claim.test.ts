@@ -335,3 +335,51 @@ test('an input already sent to the claimant is not run again by its device while
   )
   expect(await receiptOf(b.engine, id, input)).toMatchObject({ status: 'promoted' })
 })
+
+test('an input with attachments does not travel: it waits on its device until that device runs the session', async () => {
+  const a = runnerDevice('a')
+  const b = runnerDevice('b')
+  const { id } = await a.engine.createSession({ title: 'files stay' })
+  await a.engine.sync(id, { url: server.url, deviceId: 'dev-a7' })
+  await until(
+    'a claims',
+    () => runnerOf(a, id),
+    (r) => r === 'dev-a7',
+  )
+  await b.engine.sync(id, { url: server.url, deviceId: 'dev-b7' })
+  await converged([a, b], id)
+
+  const withFile = await b.engine.admit(id, {
+    text: 'see the file',
+    delivery: 'queue',
+    attachments: [{ name: 'notes.txt', mediaType: 'text/plain', data: new Blob(['kept here']) }],
+  })
+  const plain = await b.engine.admit(id, { text: 'and this one', delivery: 'queue' })
+  // The plain input travels and a answers it; the one with a file stays pending on b.
+  await until(
+    'a answered the plain input',
+    () => allEvents(b.engine, id),
+    (log) => userRows(log, plain.id).length === 1 && log.at(-1)?.type === 'turn/end',
+  )
+  expect(userRows(await allEvents(a.engine, id), withFile.id)).toHaveLength(0)
+  expect((await b.engine.pending(id)).map((r) => r.id)).toEqual([withFile.id])
+
+  // a goes away; b takes the claim and runs it with its file.
+  await a.engine.close()
+  await until(
+    'b takes over',
+    () => runnerOf(b, id),
+    (r) => r === 'dev-b7',
+    TTL * 4,
+  )
+  const events = await until(
+    'b answered the input with a file',
+    () => allEvents(b.engine, id),
+    (log) => userRows(log, withFile.id).length === 1 && log.at(-1)?.type === 'turn/end',
+  )
+  const [message] = userRows(events, withFile.id)
+  expect(message?.type === 'user/message' && message.data.attachments?.map((f) => f.name)).toEqual([
+    'notes.txt',
+  ])
+  expect(await b.engine.pending(id)).toEqual([])
+})
