@@ -949,6 +949,14 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     if (entry?.snap) await catchUp(entry)
   }
 
+  /** Sync promoted receipts (their rows arrived from another device): like another engine's commit. */
+  async function inputsChanged(sessionId: string): Promise<void> {
+    const row = await getSessionRow(db, sessionId)
+    if (row) notes.post({ sessionId, rev: row.rev })
+    const entry = entries.get(sessionId)
+    if (entry?.snap) await catchUp(entry)
+  }
+
   /** A sync status change, to the session's watchers (a change that carries nothing else). */
   function publishSync(sessionId: string, status: SyncStatus): void {
     const entry = entries.get(sessionId)
@@ -1019,6 +1027,9 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     logRewritten,
     logAppended,
     publishStatus: publishSync,
+    runsTurns: () => runner.runsTurns(),
+    setRunnerGate: (sessionId, allow) => runner.setGate(sessionId, allow),
+    inputsChanged,
   })
   const runner = createRunner(host, {
     provider: options.provider,
