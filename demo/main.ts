@@ -14,10 +14,12 @@ import { replacedBy, siblingOf } from './history/tree'
 import type { PlaygroundConfigure, PlaygroundModel } from './models'
 import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
+import { describeSync, parseSyncUrl, SyncFollower, savedSyncUrl, saveSyncUrl, syncDetail } from './sync'
 import { Composer } from './ui/composer'
 import { Drawer } from './ui/drawer'
 import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
+import { OpenSyncedDialog } from './ui/open-synced'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
 import { refreshAttachmentImages, setAttachmentUrls } from './ui/row'
@@ -40,6 +42,8 @@ let worker: Worker | undefined
 let workersStarted = 0
 const client = connect(() => {
   workersStarted++
+  // A replacement worker syncs nothing yet: the open session's sync starts again there.
+  if (workersStarted > 1) queueMicrotask(() => void syncFollower.lost().then(schedule))
   worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
   worker.addEventListener('error', (event) =>
     showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
@@ -55,6 +59,8 @@ let urls: AttachmentUrls | undefined
 let unsubscribe: (() => void) | undefined
 /** Turn whose rows a rail jump is loading. */
 let jumpingTurn: number | undefined
+/** The sync server from Settings ('' = sync off). */
+let syncUrl = savedSyncUrl()
 
 // --- notices: every failure ends up here, never as an uncaught error ---
 const notice = $('#notice')
@@ -93,7 +99,64 @@ function render(): void {
     current: transcript.readingTurn(),
     busy: jumpingTurn,
   })
+  renderSync(snapshot)
   if (snapshot.error) showNotice(snapshot.error.message)
+}
+
+// --- sync: the open session syncs with the server in Settings (sync.ts says why only that one) ---
+const syncFollower = new SyncFollower(client, (target, error) => {
+  if (view?.sessionId === target.sessionId) showNotice(`Could not sync this session: ${messageOf(error)}`)
+})
+const syncBadge = $('#sync-status')
+
+/** Syncs the open session when a server is set and the session is native (an import is read-only). */
+function followOpenSession(): void {
+  const id = view?.sessionId
+  const target = syncUrl && id && readOnlyNote(id) === undefined ? { sessionId: id, url: syncUrl } : undefined
+  void syncFollower.follow(target).then(schedule)
+}
+
+function renderSync(snapshot: TimelineSnapshot): void {
+  const target = syncFollower.current
+  // A loop just started has said nothing yet: it is pulling.
+  const status =
+    target && target.sessionId === view?.sessionId
+      ? (snapshot.sync ?? { state: 'pulling', pending: 0 })
+      : undefined
+  syncBadge.hidden = status === undefined
+  if (!status || !target) return
+  syncBadge.textContent = describeSync(status)
+  syncBadge.dataset.state = status.state
+  syncBadge.dataset.pending = String(status.pending)
+  syncBadge.title = syncDetail(status, target.url)
+}
+
+/**
+ * Opens a session another device shares: pulled from `text` (a URL, which becomes the sync
+ * server once the session is here) when it is not here yet. Throws when the server has no such
+ * session or cannot be reached; the settings are then left as they were.
+ */
+async function openSynced(id: string, text: string): Promise<void> {
+  const url = parseSyncUrl(text)
+  if (!url) throw new Error('Enter the sync server URL.')
+  if (!sessions.some((s) => s.id === id)) {
+    const status = await client.sync(id, { url })
+    await refreshSessions()
+    if (!sessions.some((s) => s.id === id)) {
+      await client.unsync(id)
+      if (status.state === 'offline') throw new Error(`${url} did not answer; is the sync server running?`)
+      throw new Error(`No session ${id} on ${url}${status.error ? ` (${status.error.message})` : ''}`)
+    }
+  }
+  syncUrl = saveSyncUrl(url)
+  await openSession(id)
+  followOpenSession() // already open: under the URL given now
+}
+
+/** A session named by the URL: opened, or pulled from the sync server when it is not here. */
+async function openById(id: string): Promise<void> {
+  if (sessions.some((s) => s.id === id) || !syncUrl) return openSession(id)
+  await openSynced(id, syncUrl)
 }
 
 const PROVIDER_NAMES = { pi: 'Pi', claude: 'Claude Code', codex: 'Codex' } as const
@@ -261,7 +324,18 @@ void client
     if (s.evicted) showNotice("Your browser deleted this site's data since your last visit.")
   })
   .catch(() => undefined)
-const settings = new SettingsDialog($<HTMLDialogElement>('#settings'), { apply: applyProvider })
+const settings = new SettingsDialog($<HTMLDialogElement>('#settings'), {
+  apply: applyProvider,
+  applySync(text) {
+    const url = saveSyncUrl(text)
+    if (url === syncUrl) return
+    syncUrl = url
+    followOpenSession()
+  },
+})
+const openSyncedDialog = new OpenSyncedDialog($<HTMLDialogElement>('#open-synced-dialog'), {
+  open: openSynced,
+})
 const searchBox = new SearchBox($<HTMLDialogElement>('#search'), {
   search: (query) => client.search(query, { limit: 30 }),
   titleOf: (id) => sessions.find((s) => s.id === id)?.title ?? 'Session',
@@ -379,6 +453,7 @@ async function openSession(id: string, reopen = false): Promise<void> {
   localStorage.setItem('sessionline-demo:last', id)
   sessionList.render(sessions, id)
   showNotice(undefined)
+  followOpenSession()
   render()
 }
 
@@ -433,6 +508,7 @@ async function removeSession(session: SessionInfo): Promise<void> {
     urls = undefined
     setAttachmentUrls(undefined)
     transcript.reset()
+    followOpenSession()
   }
   await client.deleteSession(session.id)
   await refreshSessions()
@@ -497,10 +573,15 @@ $('#new-session').addEventListener(
   () => void newSession().catch(report('Could not create a session')),
 )
 $('#open-settings').addEventListener('click', () => {
-  settings.open(provider)
+  settings.open(provider, { url: syncUrl, sessionId: view?.sessionId })
   void storagePanel.refresh().catch(report('Could not read the storage figures'))
 })
 $('#open-search').addEventListener('click', () => searchBox.open())
+$('#open-synced').addEventListener('click', () => openSyncedDialog.open(syncUrl))
+// Back online: the open session's sync starts again now, not when its backoff ends.
+window.addEventListener('online', () => {
+  if (view?.getSnapshot().sync?.state === 'offline') void syncFollower.restart().then(schedule)
+})
 $('#fork-session').addEventListener('click', () => void forkSession().catch(report('Could not fork')))
 $('#compact-session').addEventListener(
   'click',
@@ -511,7 +592,7 @@ for (const button of document.querySelectorAll<HTMLButtonElement>('[data-seed]')
 }
 window.addEventListener('hashchange', () => {
   const id = sessionIdFromUrl()
-  if (id && id !== view?.sessionId) void openSession(id)
+  if (id && id !== view?.sessionId) void openById(id).catch(report('Could not open the session'))
 })
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible') void refreshSessions().catch(() => undefined)
@@ -537,8 +618,14 @@ async function start(): Promise<void> {
   await applyProvider(provider).catch(report('The model settings were not applied'))
   await refreshSessions()
   const wanted = sessionIdFromUrl() ?? localStorage.getItem('sessionline-demo:last') ?? undefined
+  // A link to a session another device syncs: pulled from the sync server.
+  const linked = sessionIdFromUrl()
+  if (linked && syncUrl && !sessions.some((s) => s.id === linked))
+    await openSynced(linked, syncUrl).catch(report('Could not open the synced session'))
   const first = sessions.find((s) => s.id === wanted) ?? sessions[0]
-  if (first) await openSession(first.id)
+  if (view) {
+    // The linked session is open.
+  } else if (first) await openSession(first.id)
   else await newSession('First session')
   document.documentElement.dataset.ready = 'true'
 }

@@ -20,6 +20,9 @@ export default defineConfig({
   base: './',
   define: { __DEMO_BUILD__: JSON.stringify(BUILD) },
   worker: { format: 'es' },
+  // The dev server forwards the sync server's streams, so the page's own origin works as the
+  // sync server URL (serve.mjs does the same for the build when SYNC_SERVER is set).
+  server: { proxy: { '/v1/stream/': process.env.SYNC_SERVER ?? 'http://127.0.0.1:4437' } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

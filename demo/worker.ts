@@ -7,6 +7,7 @@ import { createEngine } from '../src/engine/engine'
 import type { ModelProvider } from '../src/engine/provider'
 import { providerFromConfig } from '../src/engine/providers/index'
 import { parseOrThrow } from '../src/schema/errors'
+import { createSessionSync } from '../src/sync/session-sync'
 import { exposeEngine, fromLanguageModel } from '../worker/index'
 import { PlaygroundConfigure, type PlaygroundModel } from './models'
 import { APPROVED_TOOL, playgroundTools } from './tools'
@@ -54,7 +55,8 @@ const playgroundModel: ModelProvider = (request) => {
   return provider({ ...request, tools: request.tools.filter((tool) => offered.has(tool.name)) })
 }
 
-const engine = createEngine({ provider: playgroundModel, tools })
+// Sync is plugged in but idle: a session syncs only when the page asks (a sync server in Settings).
+const engine = createEngine({ provider: playgroundModel, tools, sync: createSessionSync() })
 /** Configure calls so far: of two in flight, the later one wins even if its model loads first. */
 let configured = 0
 exposeEngine({

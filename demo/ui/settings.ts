@@ -34,9 +34,20 @@ export function describeProvider(config: PlaygroundModel): string {
 
 export interface SettingsOptions {
   apply(config: PlaygroundModel): Promise<void>
+  /** The sync server's URL as typed ('' turns sync off); throws when it is not one. */
+  applySync(url: string): void
 }
 
-/** The settings dialog: the scripted model (speed, tool rate), an OpenAI-compatible server, or an AI SDK model on one. */
+/** What the dialog shows of sync: the server in use and the open session's id, to share. */
+export interface SyncSettings {
+  url: string
+  sessionId: string | undefined
+}
+
+/**
+ * The settings dialog: the scripted model (speed, tool rate), an OpenAI-compatible server, or an
+ * AI SDK model on one; the sync server, with the open session's id to give another device.
+ */
 export class SettingsDialog {
   private readonly form: HTMLFormElement
   private readonly error: HTMLElement
@@ -53,10 +64,27 @@ export class SettingsDialog {
       void this.save()
     })
     dialog.querySelector('[data-action=close]')!.addEventListener('click', () => dialog.close())
+    const copy = dialog.querySelector<HTMLButtonElement>('#copy-session-id')!
+    copy.addEventListener('click', () => {
+      const id = dialog.querySelector('#share-session-id')!.textContent ?? ''
+      navigator.clipboard.writeText(id).then(
+        () => {
+          copy.textContent = 'Copied'
+          setTimeout(() => {
+            copy.textContent = 'Copy id'
+          }, 1500)
+        },
+        // No clipboard (an insecure origin, or refused): the id is selectable text all the same.
+        () => window.getSelection()?.selectAllChildren(dialog.querySelector('#share-session-id')!),
+      )
+    })
   }
 
-  open(current: PlaygroundModel): void {
+  open(current: PlaygroundModel, sync: SyncSettings): void {
     const field = (name: string) => this.form.elements.namedItem(name) as HTMLInputElement
+    field('syncUrl').value = sync.url
+    this.dialog.querySelector('#share-session-id')!.textContent = sync.sessionId ?? ''
+    this.dialog.querySelector<HTMLButtonElement>('#copy-session-id')!.disabled = !sync.sessionId
     field(`kind-${current.kind}`).checked = true
     const scripted = current.kind === 'scripted' ? current : DEFAULT_PROVIDER
     field('wordDelayMs').value = String(scripted.kind === 'scripted' ? (scripted.wordDelayMs ?? 30) : 30)
@@ -113,6 +141,7 @@ export class SettingsDialog {
       return
     }
     try {
+      this.options.applySync(String(new FormData(this.form).get('syncUrl') ?? ''))
       await this.options.apply(parsed.data)
       localStorage.setItem(STORAGE_KEY, JSON.stringify(parsed.data))
       this.dialog.close()

@@ -20,6 +20,7 @@
  */
 import type { SessionEvent, StoredEvent } from '../schema/events'
 import { SyncBatch, type SyncEvent } from '../schema/sync'
+import { SyncCoordination } from '../schema/sync-claim'
 import { type Folds, foldCheckedEvents, initFolds } from './folds'
 import { childCount, evolveTree, type HistoryTree, hasRow, headOf, replayTree } from './history-tree'
 import { rowIdsCreated } from './ids'
@@ -40,6 +41,8 @@ export type BatchOutcome =
   | { kind: 'appended'; events: StoredEvent[]; rebased: boolean }
   | { kind: 'duplicate' }
   | { kind: 'skipped'; reason: string }
+  /** A claim or an input (`src/core/sync-claim.ts` folds those): nothing for the log. */
+  | { kind: 'coordination' }
 
 export const initCanonical = (sessionId: string): CanonicalState => ({
   sessionId,
@@ -156,12 +159,14 @@ export function foldBatch(
   }
 }
 
-/** Folds one stream message as read (any JSON): what is not a batch is skipped. */
+/** Folds one stream message as read (any JSON): what is neither a batch nor a claim or input is skipped. */
 export function foldMessage(
   state: CanonicalState,
   message: unknown,
 ): { state: CanonicalState; outcome: BatchOutcome; batch?: SyncBatch } {
   const parsed = SyncBatch.safeParse(message)
+  if (!parsed.success && SyncCoordination.safeParse(message).success)
+    return { state, outcome: { kind: 'coordination' } }
   if (!parsed.success)
     return {
       state,

@@ -508,7 +508,17 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     },
     now,
   }
-  syncLater.bind(options.sync?.attach({ engine, db, now, putFolds, ...syncLink }))
+  syncLater.bind(
+    options.sync?.attach({
+      engine,
+      db,
+      now,
+      putFolds,
+      ...syncLink,
+      runsTurns: () => runner.get().runsTurns(),
+      setRunnerGate: (sessionId, allow) => runner.get().setGate(sessionId, allow),
+    }),
+  )
   runner.bind(
     createRunner(host, {
       provider: options.provider,

@@ -129,6 +129,11 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
   let stopRequests: (() => void) | undefined
   /** Summaries being written, per session: an interrupt or closing aborts them. */
   const summarizing = new Map<string, Set<AbortController>>()
+  /**
+   * Sessions whose turns another device runs (`setGate`): no turn is opened here for their
+   * input. A turn already open (a history verb's, one left to recover) still runs.
+   */
+  const gated = new Set<string>()
 
   function use(choice: ProviderConfig | ModelProvider | undefined): void {
     if (typeof choice === 'function') {
@@ -239,6 +244,8 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
           else await closeOrphanTurn(sessionId, state, 'interrupted')
           continue
         }
+        // Another device runs this session's turns: its input is left for that device.
+        if (gated.has(sessionId)) return
         // Before the first turn under this lock: the runner may have waited for it while a
         // runner in another tab ran a turn that a Stop (pressed in either tab) or a failure
         // ended; that pauses the session for every tab until new input, as it does here.
@@ -559,6 +566,23 @@ export function createRunner(host: RunnerHost, options: RunnerOptions = {}): Run
       driver.turn.control.abort('history' satisfies StopReason)
       await driver.turn.ended
     },
+
+    setGate(sessionId, allow) {
+      if (allow === !gated.has(sessionId)) return
+      if (!allow) {
+        gated.add(sessionId)
+        return
+      }
+      gated.delete(sessionId)
+      // Input admitted while the gate was shut waits: look at it now.
+      const driver = drivers.get(sessionId)
+      if (driver) {
+        driver.resuming = true
+        wake(driver)
+      } else if (provider && !closed) wake(driverOf(sessionId))
+    },
+
+    runsTurns: () => provider !== undefined && !closed,
 
     async recover(sessionId) {
       if (closed) return

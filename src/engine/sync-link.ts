@@ -1,8 +1,8 @@
 /**
  * What the engine does for the sync plug-in (`createEngine({sync})`, docs/decisions/0036) when a
  * pull changes a session under it: a rewritten log is reloaded like a re-import, others' events
- * appended after the log are taken like another engine's commit, and a status change goes to the
- * session's watchers as a change of its own.
+ * appended after the log and receipts promoted by rows that arrived are taken like another
+ * engine's commit, and a status change goes to the session's watchers as a change of its own.
  *
  * @example
  *   const link = createSyncLink({ db, cache, notes, history, searchIndex, noteSessions, isClosed })
@@ -40,7 +40,7 @@ export function createSyncLink({
   searchIndex,
   noteSessions,
   isClosed,
-}: SyncLinkDeps): Pick<SyncHost, 'logRewritten' | 'logAppended' | 'publishStatus'> {
+}: SyncLinkDeps): Pick<SyncHost, 'logRewritten' | 'logAppended' | 'inputsChanged' | 'publishStatus'> {
   return {
     /** Sync rewrote or created a session's log: like a re-import, caches reload and peers are told. */
     async logRewritten(sessionId: string): Promise<void> {
@@ -64,6 +64,14 @@ export function createSyncLink({
       const row = await getSessionRow(db, sessionId)
       if (row) notes.post({ sessionId, rev: row.rev })
       searchIndex.onRows(sessionId, rows, fromHead, toHead)
+      const entry = cache.entries.get(sessionId)
+      if (entry?.snap) await cache.catchUp(entry)
+    },
+
+    /** Sync promoted receipts (their rows arrived from another device): like another engine's commit. */
+    async inputsChanged(sessionId: string): Promise<void> {
+      const row = await getSessionRow(db, sessionId)
+      if (row) notes.post({ sessionId, rev: row.rev })
       const entry = cache.entries.get(sessionId)
       if (entry?.snap) await cache.catchUp(entry)
     },

@@ -263,6 +263,12 @@ export interface SyncHost {
   ): Promise<void>
   /** Tells the session's watchers its sync status changed (a change with `sync` only). */
   publishStatus(sessionId: string, status: SyncStatus): void
+  /** Whether this engine's runner runs turns (has a provider): only such a device claims a session's runner. */
+  runsTurns(): boolean
+  /** Lets this engine's runner open turns for the session's input (`true`) or holds it back. */
+  setRunnerGate(sessionId: string, allow: boolean): void
+  /** Sync changed the session's receipts (promoted by rows that arrived): caches reload them. */
+  inputsChanged(sessionId: string): Promise<void>
 }
 
 /** A sync implementation an engine plugs in (`createSessionSync()` of `sessionline/sync`). */
@@ -325,5 +331,13 @@ export interface Runner {
    * input).
    */
   recover(sessionId: string): Promise<void>
+  /**
+   * Opens (`allow`) or shuts the session's gate: while shut, this runner opens no turn for the
+   * session's input (another device runs its turns, docs/decisions/0036 amendment); a turn
+   * already open still runs. Opening it looks at the input that waited.
+   */
+  setGate(sessionId: string, allow: boolean): void
+  /** Whether this runner runs turns (it has a provider and is not closed). */
+  runsTurns(): boolean
   close(): Promise<void>
 }

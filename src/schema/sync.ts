@@ -72,4 +72,9 @@ export interface SyncStatus {
   skipped?: number
   /** Why the state is `error` or `fenced`, or what the last failure was. */
   error?: { code: string; message: string }
+  /**
+   * The device whose runner claim holds (it runs the session's turns across devices,
+   * docs/decisions/0036 amendment); absent when none does. Answered by `syncStatus` only.
+   */
+  runner?: string
 }

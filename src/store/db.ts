@@ -8,6 +8,7 @@
  */
 import Dexie, { type EntityTable, type Table } from 'dexie'
 import type { LaggingRow } from '../core/materialize'
+import type { ClaimFold } from '../core/sync-claim'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { StoredEvent } from '../schema/events'
 import type { InputReceipt } from '../schema/inputs'
@@ -99,6 +100,8 @@ export interface SyncStateRow {
   /** Stream messages skipped as unfoldable, and why the last one was. */
   skipped: number
   lastSkip?: string
+  /** The runner claim folded from the stream through `offset` (docs/decisions/0036, amendment). */
+  claim?: ClaimFold
 }
 
 /** A batch of this device's events not yet confirmed by the stream, in local log order. */

@@ -89,6 +89,7 @@ export function startSyncState(
       seen: keep ? old.seen : [],
       skipped: keep ? old.skipped : 0,
       ...(keep && old.lastSkip !== undefined ? { lastSkip: old.lastSkip } : {}),
+      ...(keep && old.claim !== undefined ? { claim: old.claim } : {}),
     }
     await db.syncState.put(state)
     return state

@@ -13,6 +13,7 @@
  *   await engine.sync(sessionId, { url: 'http://127.0.0.1:4437' })
  */
 import { nanoid } from 'nanoid'
+import { claimantAt } from '../core/sync-claim'
 import type { SessionSync, SyncDriver, SyncHost, Unsubscribe } from '../engine/types'
 import { SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
@@ -29,10 +30,12 @@ import {
 } from '../store/sync'
 import { type BackoffPolicy, DEFAULT_BACKOFF, retryDelay } from './backoff'
 import { MAX_BATCH_EVENTS, planCut, planPull } from './plan'
+import { createRunnerClaim, DEFAULT_CLAIM_TTL_MS, type RunnerClaim } from './runner-claim'
 import {
   appendMessage,
   ensureStream,
   type FetchLike,
+  postMessage,
   readStream,
   StreamFailure,
   streamUrl,
@@ -55,6 +58,11 @@ export interface SessionSyncOptions {
   maxBatchEvents?: number
   /** Ids of batches and of a device that was given none (default: nanoid). */
   newId?: () => string
+  /**
+   * How long this device's runner claim holds unless said again, in ms (default 30 s; renewed
+   * half-way while live). Devices' clocks must agree within a small part of it.
+   */
+  claimTtlMs?: number
 }
 
 const defaultSleep = (ms: number, signal: AbortSignal) =>
@@ -84,6 +92,8 @@ interface Loop {
   stop(): Promise<void>
   /** Settles when the first round (push and pull) did, however it ended. */
   firstRound: Promise<void>
+  /** The device whose runner claim holds now, as this loop folded the stream (null: none). */
+  runner(): string | null
 }
 
 function createDriver(host: SyncHost, options: SessionSyncOptions): SyncDriver {
@@ -119,7 +129,8 @@ function createDriver(host: SyncHost, options: SessionSyncOptions): SyncDriver {
       if (!loop) return undefined
       // Counted now: local writes go on while a stopped loop's status stays as it ended.
       const pending = await pendingCount(host.db, sessionId)
-      return { ...loop.status, pending }
+      const runner = loop.runner()
+      return { ...loop.status, pending, ...(runner !== null ? { runner } : {}) }
     },
     async close(): Promise<void> {
       const all = [...loops.values()]
@@ -155,6 +166,16 @@ function startLoop(
   let ensured = false
   let upToDate = false
   let producer: SyncStateRow | undefined
+  /** Who runs the session's turns across devices (set once the producer is known). */
+  let claims: RunnerClaim | undefined
+  /** Wakes the loop when the claim it follows is due for renewal or lapses. */
+  let claimTimer: ReturnType<typeof setTimeout> | undefined
+  const wakeAt = (at: number | undefined) => {
+    clearTimeout(claimTimer)
+    claimTimer = undefined
+    if (at === undefined || stopped.signal.aborted) return
+    claimTimer = setTimeout(() => poke.abort(), Math.max(0, at - host.now()))
+  }
   let firstDone: () => void = () => undefined
   const firstRound = new Promise<void>((resolve) => {
     firstDone = resolve
@@ -164,6 +185,7 @@ function startLoop(
     url: request.url,
     status: { state: 'pulling', pending: 0 },
     firstRound,
+    runner: () => (claims ? claimantAt(claims.claim, host.now()) : null),
     async stop() {
       stopped.abort()
       poke.abort()
@@ -299,6 +321,7 @@ function startLoop(
       return true // the log moved meanwhile: read again from the same offset
     }
     upToDate = read.upToDate
+    await claims!.afterPull(read.messages)
     if (plan.rewritten) {
       await host.logRewritten(sessionId)
       await watchLocal()
@@ -328,9 +351,24 @@ function startLoop(
       firstDone()
       return
     }
+    claims = createRunnerClaim({
+      host,
+      sessionId,
+      device: producer.deviceId,
+      epoch: producer.epoch,
+      ttlMs: options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS,
+      post: (message) => postMessage(fetchFn, stream, message, host.now()),
+      initial: producer.claim ?? null,
+    })
     let attempt = 0
+    /** Receipts whose rows arrived before this engine stopped, not yet promoted: swept once. */
+    let swept = false
     while (!stopped.signal.aborted) {
       try {
+        if (!swept) {
+          await claims.afterPull([])
+          swept = true
+        }
         await watchLocal()
         await cutAndPush()
         const settled = await pull()
@@ -339,6 +377,8 @@ function startLoop(
           failing = false
           setStatus(upToDate ? 'live' : 'pulling')
         }
+        // At the tail the claims read are all there are: claim, renew, send inputs, gate.
+        if (upToDate && !stopped.signal.aborted) wakeAt(await claims.round())
         firstDone()
         // A local turn is running: its events go out (and others' come in) once it ends.
         if (!settled) await sleep(pollMs, stopped.signal)
@@ -349,6 +389,9 @@ function startLoop(
             ? error
             : new StreamFailure('local', (error as Error)?.message ?? String(error))
         const detail = { code: failure.kind, message: failure.message }
+        // The stream does not answer: this device runs its own turns (they may become branches).
+        wakeAt(undefined)
+        await claims.offline()
         const view = await readSyncView(db, sessionId).catch(() => undefined)
         // Terminal: a newer engine owns the pushing, or the stream is gone or refuses us. The
         // local log stays as it is and keeps serving reads.
@@ -375,6 +418,8 @@ function startLoop(
       }
     }
     firstDone()
+    wakeAt(undefined)
+    claims.release()
     unwatch?.()
   })()
 

@@ -128,6 +128,26 @@ export async function appendMessage(
   throw failureOf(response, now, 'append')
 }
 
+/**
+ * Appends one message outside the producer's sequence (a runner claim or an input record): such
+ * a message may land twice or not at all and every reader still folds the same, so it needs no
+ * `(epoch, seq)` recorded before it is sent.
+ */
+export async function postMessage(
+  fetchFn: FetchLike,
+  url: string,
+  message: unknown,
+  now = Date.now(),
+): Promise<void> {
+  const response = await send(fetchFn, url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify([message]),
+  })
+  await response.body?.cancel().catch(() => undefined)
+  if (response.status !== 200 && response.status !== 204) throw failureOf(response, now, 'append')
+}
+
 /** Messages read from an offset, the offset after them and whether that is the tail. */
 export interface StreamRead {
   messages: unknown[]

@@ -6,7 +6,7 @@
 import { DurableStreamTestServer } from '@durable-streams/server'
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { expect } from 'vitest'
-import { createEngine } from '../../src/engine/engine'
+import { createEngine, type EngineOptions } from '../../src/engine/engine'
 import type { Engine } from '../../src/engine/types'
 import type { StoredEvent } from '../../src/schema/events'
 import type { SessionMessage } from '../../src/schema/messages'
@@ -58,7 +58,12 @@ export interface Device {
 /** An engine with sync, waits shortened (each asked wait is recorded, then taken at 1/50 of it). */
 export function device(
   name: string,
-  options: { dbName?: string; net?: Network; sync?: SessionSyncOptions } = {},
+  options: {
+    dbName?: string
+    net?: Network
+    sync?: SessionSyncOptions
+    engine?: Pick<EngineOptions, 'provider' | 'onError'>
+  } = {},
 ): Device {
   const net = options.net ?? network()
   const dbName = options.dbName ?? freshDbName(`sync-${name}`)
@@ -68,6 +73,7 @@ export function device(
     indexedDB,
     IDBKeyRange,
     schedule: immediateSchedule,
+    ...options.engine,
     sync: createSessionSync({
       fetch: (input, init) => net.fetch(input, init),
       newId: undefined,

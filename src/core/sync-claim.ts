@@ -1,0 +1,61 @@
+/**
+ * Who runs a synced session's turns (docs/decisions/0036, amendment "One runner across
+ * devices"): a pure fold of the stream's claims in stream order, like the batches' fold. The
+ * claim latest in stream order holds until its own `at + ttlMs`; a claimant renews it while it
+ * is live, so a device that died or lost the server lets it lapse and another takes over.
+ *
+ * The fold is the same on every device; whether the claim still holds is read against the
+ * reader's clock (`claimantAt`), so devices' clocks must agree within a small part of the ttl.
+ *
+ * @example
+ *   const { claim, inputs } = foldCoordination(state.claim, read.messages)
+ *   if (claimantAt(claim, Date.now()) === myDevice) ...
+ */
+import { type SyncClaim, SyncCoordination, type SyncInput } from '../schema/sync-claim'
+
+/** The latest claim of a session's stream, as every device folds it. */
+export type ClaimFold = Pick<SyncClaim, 'device' | 'at' | 'ttlMs'> | null
+
+/** What a run of stream messages says about the runner: the claim after them, the inputs in them. */
+export interface Coordination {
+  claim: ClaimFold
+  inputs: SyncInput[]
+}
+
+/** Whether a stream message is a claim or an input (not a batch, not garbage). */
+export const isCoordination = (message: unknown): boolean => SyncCoordination.safeParse(message).success
+
+/** Folds stream messages (any JSON, in stream order) after `claim`: the later claim wins. */
+export function foldCoordination(claim: ClaimFold, messages: Iterable<unknown>): Coordination {
+  let latest = claim
+  const inputs: SyncInput[] = []
+  for (const message of messages) {
+    const parsed = SyncCoordination.safeParse(message)
+    if (!parsed.success) continue
+    if (parsed.data.kind === 'claim') {
+      const { device, at, ttlMs } = parsed.data
+      latest = { device, at, ttlMs }
+    } else inputs.push(parsed.data)
+  }
+  return { claim: latest, inputs }
+}
+
+/** When the claim lapses (ms on the claimant's clock). */
+export const claimExpiry = (claim: NonNullable<ClaimFold>): number => claim.at + claim.ttlMs
+
+/** The device that runs the session's turns at `now`, or null when no claim holds. */
+export function claimantAt(claim: ClaimFold, now: number): string | null {
+  if (claim === null || now >= claimExpiry(claim)) return null
+  return claim.device
+}
+
+/**
+ * Whether `device` should say its claim now: it runs turns, and no other device's claim holds
+ * (its own is renewed once half its ttl has gone, so it never lapses while the device is live).
+ */
+export function claimDue(claim: ClaimFold, device: string, now: number, ttlMs: number): boolean {
+  const holder = claimantAt(claim, now)
+  if (holder === null) return true
+  if (holder !== device) return false
+  return now >= claim!.at + Math.min(claim!.ttlMs, ttlMs) / 2
+}

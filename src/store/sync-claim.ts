@@ -1,0 +1,63 @@
+/**
+ * The store side of the runner claim across devices (docs/decisions/0036, amendment "One runner
+ * across devices"): the claim a synced session's stream holds, kept with its cursor, and the
+ * receipts of inputs another device answered, promoted when their rows arrive.
+ *
+ * @example
+ *   await recordClaim(db, 's1', epoch, { device: 'laptop', at, ttlMs })
+ *   const promoted = await promoteArrived(db, 's1', Date.now())
+ */
+import type { ClaimFold } from '../core/sync-claim'
+import type { InputReceipt } from '../schema/inputs'
+import type { SessionlineDb } from './db'
+import { pendingReceipts } from './transactions'
+
+/**
+ * Keeps the claim folded from the stream through the state's offset, so an engine that starts
+ * again knows who runs the session before the next claim arrives. Only the engine of `epoch`
+ * writes it (a newer one fenced this one).
+ */
+export function recordClaim(
+  db: SessionlineDb,
+  sessionId: string,
+  epoch: number,
+  claim: ClaimFold,
+): Promise<boolean> {
+  return db.transaction('rw', [db.syncState], async () => {
+    const state = await db.syncState.get(sessionId)
+    if (!state || state.epoch !== epoch) return false
+    await db.syncState.put({ ...state, claim })
+    return true
+  })
+}
+
+/**
+ * Receipts still pending here whose input another device promoted: the log holds a user row
+ * with the input's id (a promotion makes the row of an input under the input's id). They are
+ * promoted into that row as a local promotion would, and the session's `rev` moves so caches
+ * read them again. Answers the receipts promoted.
+ */
+export function promoteArrived(db: SessionlineDb, sessionId: string, now: number): Promise<InputReceipt[]> {
+  return db.transaction('rw', [db.sessions, db.messages, db.inputs], async () => {
+    const pending = await pendingReceipts(db, sessionId)
+    if (pending.length === 0) return []
+    const rows = await db.messages.bulkGet(pending.map((r) => r.id))
+    const promoted: InputReceipt[] = []
+    pending.forEach((receipt, i) => {
+      const row = rows[i]
+      if (!row || row.sessionId !== sessionId || row.role !== 'user') return
+      promoted.push({
+        ...receipt,
+        status: 'promoted',
+        promotedSeq: row.seq,
+        updatedAt: now,
+        revision: receipt.revision + 1,
+      })
+    })
+    if (promoted.length === 0) return []
+    const session = await db.sessions.get(sessionId)
+    if (!session) return []
+    await Promise.all([db.inputs.bulkPut(promoted), db.sessions.put({ ...session, rev: session.rev + 1 })])
+    return promoted
+  })
+}
