@@ -53,5 +53,6 @@ export function ratioSpread(c: Comparison): string
 export function markdownTable(comparisons: Comparison[], options?: { judge?: boolean }): string
 export function missedTargets(comparisons: Comparison[]): Comparison[]
 export function foldTable(folds: FoldFigure[]): string
+export function missedSyncTargets(figures: SyncFigure[]): SyncFigure[]
 export function syncTable(figures: SyncFigure[], options?: { judge?: boolean }): string
 export function growthTable(comparisons: Comparison[], options?: { judge?: boolean }): string

@@ -110,6 +110,18 @@ export function foldTable(folds) {
 const SYNC_TARGETS = /** @type {Record<string, number>} */ ({ 'sync-push': 1.3 })
 
 /**
+ * The sync figures over their target.
+ * @param {SyncFigure[]} figures
+ * @returns {SyncFigure[]}
+ */
+export function missedSyncTargets(figures) {
+  return figures.filter((f) => {
+    const limit = SYNC_TARGETS[f.id]
+    return limit !== undefined && f.ratio !== null && f.ratio > limit
+  })
+}
+
+/**
  * The sync figures (src/sync-measure.ts): events per second through a local Durable Streams
  * server, sessionline's sync against plain fetch POSTs of the same messages, from the same place
  * (the bench worker in Chromium, or Node on fake-indexeddb: the `where` column).

@@ -20,7 +20,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CHROMIUM, CHROMIUM_ARGS as HEADLESS_ARGS } from '../support/chromium.mjs'
-import { foldTable, growthTable, markdownTable, missedTargets, syncTable } from './report.mjs'
+import {
+  foldTable,
+  growthTable,
+  markdownTable,
+  missedSyncTargets,
+  missedTargets,
+  syncTable,
+} from './report.mjs'
 import { runTabs, tabsTable } from './tabs.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
@@ -660,7 +667,7 @@ const sync = /** @type {import('./report.mjs').SyncFigure[]} */ (report.sync ?? 
 if (sync.length) console.log(`\n${syncTable(sync, { judge: MODE === 'browser' })}`)
 for (const note of /** @type {string[]} */ (report.notes ?? []))
   if (MODE !== 'node') console.log(`\n> ${note}`)
-const missed = missedTargets(comparisons)
+const missed = [...missedTargets(comparisons), ...missedSyncTargets(sync)]
 if (MODE === 'browser' && missed.length)
   console.log(`\nTargets missed: ${missed.map((c) => c.id).join(', ')}`)
 console.log(
