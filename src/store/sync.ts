@@ -316,6 +316,7 @@ export function pendingCount(db: SessionlineDb, sessionId: string): Promise<numb
 
 /** Forgets a session's sync state and outbox (nothing of its log changes). */
 export function forgetSync(db: SessionlineDb, sessionId: string): Promise<void> {
+  logs.get(db)?.delete(sessionId)
   return db.transaction('rw', [db.syncState, db.syncOutbox], async () => {
     await Promise.all([
       db.syncState.delete(sessionId),
