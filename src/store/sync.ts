@@ -44,15 +44,75 @@ const outboxOf = (db: SessionlineDb, sessionId: string) =>
     .between(...range(sessionId))
     .toArray()
 
+/**
+ * The log each synced session had at its last read, per database: a sync round reads the log
+ * several times (cut, pull, status), and a log's events only ever grow within one incarnation
+ * of the session (the engine's cache rule, `sameIncarnation` in src/engine/cache/entries.ts: a
+ * session made again has another `createdAt`, a log a pull rewrote a higher `rebased`). A read
+ * takes the events past the cached ones, once the row's `rev` has not gone back and the first
+ * and last cached events are still stored as they were. Bounded to the sessions read last.
+ */
+const logs = new WeakMap<SessionlineDb, Map<string, CachedLog>>()
+interface CachedLog {
+  createdAt: number
+  rebased: number
+  rev: number
+  events: readonly StoredEvent[]
+}
+const CACHED_LOGS = 4
+
+const sameStored = (a: StoredEvent | undefined, b: StoredEvent) =>
+  a !== undefined && a.type === b.type && a.at === b.at && JSON.stringify(a.data) === JSON.stringify(b.data)
+
+/** The session's whole log, in a transaction that includes `db.events` (see `logs`). */
+async function wholeLog(db: SessionlineDb, sessionId: string, row: SessionRow | undefined) {
+  const cache = logs.get(db) ?? new Map<string, CachedLog>()
+  logs.set(db, cache)
+  const cached = cache.get(sessionId)
+  cache.delete(sessionId)
+  let events: StoredEvent[] | undefined
+  if (
+    row !== undefined &&
+    cached !== undefined &&
+    cached.createdAt === row.createdAt &&
+    cached.rebased === (row.rebased ?? 0) &&
+    cached.rev <= row.rev &&
+    cached.events.length <= row.headSeq
+  ) {
+    const n = cached.events.length
+    const [first, last, newer] = await Promise.all([
+      n > 0 ? db.events.get([sessionId, 1]) : undefined,
+      n > 0 ? db.events.get([sessionId, n]) : undefined,
+      eventsBetween(db, sessionId, n),
+    ])
+    if (n === 0 || (sameStored(first, cached.events[0]!) && sameStored(last, cached.events[n - 1]!)))
+      events = [...cached.events, ...newer]
+  }
+  events ??= await eventsBetween(db, sessionId, 0)
+  if (row !== undefined) {
+    cache.set(sessionId, {
+      createdAt: row.createdAt,
+      rebased: row.rebased ?? 0,
+      rev: row.rev,
+      events: [...events],
+    })
+    for (const key of cache.keys()) {
+      if (cache.size <= CACHED_LOGS) break
+      cache.delete(key)
+    }
+  }
+  return events
+}
+
 /** The session row, its whole log, its sync state and outbox, read together. */
 export function readSyncView(db: SessionlineDb, sessionId: string): Promise<SyncView> {
   return db.transaction('r', [db.sessions, db.events, db.syncState, db.syncOutbox], async () => {
-    const [row, events, state, outbox] = await Promise.all([
+    const [row, state, outbox] = await Promise.all([
       db.sessions.get(sessionId),
-      eventsBetween(db, sessionId, 0),
       db.syncState.get(sessionId),
       outboxOf(db, sessionId),
     ])
+    const events = await wholeLog(db, sessionId, row)
     return { row, events, state, outbox }
   })
 }
@@ -257,6 +317,7 @@ export function pendingCount(db: SessionlineDb, sessionId: string): Promise<numb
 
 /** Forgets a session's sync state and outbox (nothing of its log changes). */
 export function forgetSync(db: SessionlineDb, sessionId: string): Promise<void> {
+  logs.get(db)?.delete(sessionId)
   return db.transaction('rw', [db.syncState, db.syncOutbox], async () => {
     await Promise.all([
       db.syncState.delete(sessionId),

@@ -13,7 +13,14 @@
  */
 import { foldCheckedEvents, foldEvents, initFolds } from '../core/folds'
 import { evolveTree, headOf, placeRows, replayTree } from '../core/history-tree'
-import { batchKey, canonicalOf, foldBatch, foldMessage, toSyncEvents } from '../core/sync-rebase'
+import {
+  batchKey,
+  type CanonicalState,
+  canonicalOf,
+  foldBatch,
+  foldMessage,
+  toSyncEvents,
+} from '../core/sync-rebase'
 import type { StoredEvent } from '../schema/events'
 import type { SessionMessage } from '../schema/messages'
 import { SYNC_BATCH_VERSION, type SyncBatch } from '../schema/sync'
@@ -87,6 +94,33 @@ export function planCut(
   return entries
 }
 
+/**
+ * The outbox entry `message` is, when it is this device's next batch exactly as stored and lands
+ * right after `canonicalThrough`, where the local log has it. The local log up to there is the
+ * canonical log, so folding the batch there gives the very events the log holds after it (a
+ * batch the device wrote there is appended as written; one a rewrite rebased was rebased on this
+ * same log): they need neither the schema check nor the fold again.
+ */
+function ownBatchAt(
+  view: SyncView,
+  canonicalThrough: number,
+  message: unknown,
+  seen: ReadonlySet<string>,
+): SyncOutboxRow | undefined {
+  const entry = view.outbox.find((o) => o.fromSeq === canonicalThrough + 1)
+  if (entry === undefined || entry.toSeq > view.events.length || seen.has(batchKey(entry.batch)))
+    return undefined
+  const m = message as Partial<SyncBatch> | null
+  if (
+    typeof m !== 'object' ||
+    m === null ||
+    m.batchId !== entry.batch.batchId ||
+    m.device !== entry.batch.device
+  )
+    return undefined
+  return JSON.stringify(message) === JSON.stringify(entry.batch) ? entry : undefined
+}
+
 /** The comparable part of an event: what a device wrote, not where it stands. */
 const sameEvent = (a: StoredEvent, b: StoredEvent) =>
   a.type === b.type && a.at === b.at && JSON.stringify(a.data) === JSON.stringify(b.data)
@@ -154,47 +188,80 @@ export function planPull(
   const local = view.events
   if (local.length > batchedThrough(view)) return { kind: 'not-settled' }
   const c = state.canonicalSeq
-  let canon = canonicalOf(sessionId, local.slice(0, c), state.seen)
-  const before = canon
   const arrived: StoredEvent[] = []
+  // This device's own batches, arriving where its log has them, are confirmed without being
+  // checked and folded again (`ownBatchAt`); the canonical state is folded from the local log
+  // only once something else arrives, or a rewrite needs it.
+  const seen = new Set(state.seen)
+  let ownThrough = c
+  let canonical: CanonicalState | undefined
+  let before: CanonicalState | undefined
+  const foldedThrough = (): CanonicalState => {
+    if (canonical === undefined) {
+      canonical = canonicalOf(sessionId, local.slice(0, ownThrough), seen)
+      if (ownThrough === c) before = canonical
+    }
+    return canonical
+  }
   let skipped = state.skipped
   let lastSkip = state.lastSkip
   for (const message of messages) {
-    const folded = foldMessage(canon, message)
-    canon = folded.state
-    if (folded.outcome.kind === 'appended') arrived.push(...folded.outcome.events)
-    else if (folded.outcome.kind === 'skipped') {
+    if (canonical === undefined) {
+      const own = ownBatchAt(view, ownThrough, message, seen)
+      if (own !== undefined) {
+        seen.add(batchKey(own.batch))
+        arrived.push(...local.slice(own.fromSeq - 1, own.toSeq))
+        ownThrough = own.toSeq
+        continue
+      }
+    }
+    const step = foldMessage(foldedThrough(), message)
+    canonical = step.state
+    if (step.outcome.kind === 'appended') arrived.push(...step.outcome.events)
+    else if (step.outcome.kind === 'skipped') {
       skipped++
-      lastSkip = folded.outcome.reason
+      lastSkip = step.outcome.reason
     }
   }
-  const remaining = view.outbox.filter((o) => !canon.seen.has(batchKey(o.batch)))
+  const canonSeq = canonical?.seq ?? ownThrough
+  const canonSeen = canonical?.seen ?? seen
+  const remaining = view.outbox.filter((o) => !canonSeen.has(batchKey(o.batch)))
   const next: SyncStateRow = {
     ...state,
     offset: nextOffset,
-    canonicalSeq: canon.seq,
-    seen: [...canon.seen],
+    canonicalSeq: canonSeq,
+    seen: [...canonSeen],
     skipped,
     ...(lastSkip !== undefined ? { lastSkip } : {}),
   }
   const base = { sessionId, expectRev: view.row?.rev, epoch: state.epoch, state: next }
-  const confirmed = arrived.every((e, i) => local[c + i] !== undefined && sameEvent(e, local[c + i]!))
+  const confirmed = arrived.every((e, i) => {
+    const mine = local[c + i]
+    return mine !== undefined && (mine === e || sameEvent(e, mine))
+  })
   // In a branched session the rows a device wrote as it went carry branch places the way the
   // verbs and the write path left them (an inactive row's count may lag, docs/decisions/0033),
   // while a replay places every row by the whole tree: once anything of a branched session is
   // canonical, its rows are rebuilt here too, so every device stores the replay's rows.
-  const branched = canon.folds.branching.branched === true && arrived.length > 0
+  // (The branching fold marks a session branched at its first head move or compaction.)
+  const everBranched =
+    canonical !== undefined
+      ? canonical.folds.branching.branched === true
+      : local.slice(0, ownThrough).some((e) => e.type === 'history/head' || e.type === 'history/compact')
+  const branched = everBranched && arrived.length > 0
   if (confirmed && !branched) {
     return { kind: 'commit', commit: { ...base, outbox: remaining }, rewritten: false, dropped: [] }
   }
   // Others' events after a log that is all canonical, in a session never branched: appended,
   // folded forward from the canonical folds (no rebuild; caches move forward, no reset).
   if (view.row && local.length === c && remaining.length === 0 && !branched) {
-    const folded = foldEvents(before.folds, arrived)
+    // Nothing of this device's arrived (it had nothing after c): the state was folded from c.
+    const from = before ?? canonicalOf(sessionId, local.slice(0, c), state.seen)
+    const folded = foldEvents(from.folds, arrived)
     const last = arrived.at(-1)!
     const row: SessionRow = {
       ...view.row,
-      headSeq: canon.seq,
+      headSeq: canonSeq,
       updatedAt: Math.max(view.row.updatedAt, last.at),
       rev: view.row.rev + 1,
     }
@@ -202,7 +269,7 @@ export function planPull(
       row,
       events: arrived,
       rows: folded.rows,
-      putFolds: () => putFolds(sessionId, canon.seq, folded.folds),
+      putFolds: () => putFolds(sessionId, canonSeq, folded.folds),
     }
     return {
       kind: 'commit',
@@ -216,7 +283,7 @@ export function planPull(
   const events = [...local.slice(0, c), ...arrived]
   const outbox: SyncOutboxRow[] = []
   const dropped: { batchId: string; reason: string }[] = []
-  let spec = canon
+  let spec = foldedThrough()
   for (const entry of remaining) {
     const folded = foldBatch(spec, entry.batch)
     if (folded.outcome.kind !== 'appended') {

@@ -38,7 +38,12 @@ export interface SyncFigure {
   name: string
   events: number
   bytes: number
+  /** The most events in one POST. */
   batch: number
+  /** POSTs per repetition, the same on both sides. */
+  posts: number
+  /** Where the engines' IndexedDB was. */
+  where: string
   raw: SyncSide
   sessionline: SyncSide | null
   ratio: number | null
@@ -48,5 +53,6 @@ export function ratioSpread(c: Comparison): string
 export function markdownTable(comparisons: Comparison[], options?: { judge?: boolean }): string
 export function missedTargets(comparisons: Comparison[]): Comparison[]
 export function foldTable(folds: FoldFigure[]): string
-export function syncTable(figures: SyncFigure[]): string
+export function missedSyncTargets(figures: SyncFigure[]): SyncFigure[]
+export function syncTable(figures: SyncFigure[], options?: { judge?: boolean }): string
 export function growthTable(comparisons: Comparison[], options?: { judge?: boolean }): string

@@ -20,7 +20,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CHROMIUM, CHROMIUM_ARGS as HEADLESS_ARGS } from '../support/chromium.mjs'
-import { foldTable, growthTable, markdownTable, missedTargets, syncTable } from './report.mjs'
+import {
+  foldTable,
+  growthTable,
+  markdownTable,
+  missedSyncTargets,
+  missedTargets,
+  syncTable,
+} from './report.mjs'
 import { runTabs, tabsTable } from './tabs.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
@@ -78,7 +85,9 @@ const STEPS = [
   'sync-converge',
 ]
 /** Steps that run in Node whatever the mode: `--only` with these alone starts no browser. */
-const NODE_STEPS = ['folds', 'sync-push', 'sync-converge']
+const NODE_STEPS = ['folds']
+/** The sync steps: in the bench worker on Chromium's IndexedDB (browser mode), or in Node (`--node`). */
+const SYNC_STEPS = ['sync-push', 'sync-converge']
 const ONLY = option('--only')?.split(',')
 for (const name of ONLY ?? [])
   if (!STEPS.includes(name)) fail(`--only: unknown step ${name} (${STEPS.join(', ')})`)
@@ -439,6 +448,12 @@ async function runInBrowser(report) {
     report.tabs = await step('tabs', () => runTabs(context, origin, sizes))
   }
   await run('portability', '(14) attachments, export and import', 'portability', 600_000)
+  const syncSteps = SYNC_STEPS.filter(runs)
+  if (syncSteps.length) {
+    log(`${syncSteps.join(', ')}: engines in the bench worker through a local Durable Streams server`)
+    const request = { steps: syncSteps, reps: PRESET === 'full' ? 5 : 3, streams: await startSyncServer() }
+    report.sync = await step('sync', () => page.evaluate((r) => window.bench?.sync(r), request), 600_000)
+  }
   if (runs('main-thread')) {
     log('(15) main thread: long tasks and frame gaps while the playground streams, opens, imports, searches')
     const { runPlaygroundStream, pageRows } = await import('./main-thread.mjs')
@@ -551,8 +566,8 @@ function startSyncServer() {
 async function runSync(report) {
   const out = path.join(TMP, `sync-${process.pid}.json`)
   cleanups.push(() => fs.rmSync(out, { force: true }))
-  const steps = ['sync-push', 'sync-converge'].filter(runs)
-  log(`${steps.join(', ')}: session events through a local Durable Streams server`)
+  const steps = SYNC_STEPS.filter(runs)
+  log(`${steps.join(', ')}: engines on fake-indexeddb through a local Durable Streams server`)
   const streams = await startSyncServer()
   const request = { steps, reps: PRESET === 'full' ? 5 : 3, streams }
   await runNode(
@@ -602,10 +617,12 @@ const report = {
 }
 let exitCode = 0
 try {
-  if (ONLY === undefined || ONLY.some((step) => !NODE_STEPS.includes(step)))
+  // In Node mode the sync steps run on their own (src/sync.ts), not in the Node suites.
+  const ownRun = MODE === 'node' ? [...NODE_STEPS, ...SYNC_STEPS] : NODE_STEPS
+  if (ONLY === undefined || ONLY.some((step) => !ownRun.includes(step)))
     await (MODE === 'node' ? runInNode(report) : runInBrowser(report))
   if (runs('folds')) await runFolds(report)
-  if (runs('sync-push') || runs('sync-converge')) await runSync(report)
+  if (MODE === 'node' && SYNC_STEPS.some(runs)) await runSync(report)
 } catch (error) {
   exitCode = 1
   report.error = error instanceof Error ? (error.stack ?? error.message) : String(error)
@@ -638,7 +655,7 @@ console.log(
 )
 if (MODE === 'node')
   console.log('> fake-indexeddb in Node: proves the suite runs; the figures say nothing about speed.\n')
-// A run of Node steps alone (`--only folds,sync-push`) has no comparisons: no empty table then.
+// A run of Node or sync steps alone (`--only folds`, `--only sync-push`) has no comparisons: no empty table then.
 if (comparisons.length || report.error) console.log(table)
 const growth = growthTable(comparisons, { judge: MODE === 'browser' })
 if (growth) console.log(`\n${growth}`)
@@ -647,10 +664,10 @@ if (tabs) console.log(`\n${tabs}`)
 const folds = /** @type {import('./report.mjs').FoldFigure[]} */ (report.folds ?? [])
 if (folds.length) console.log(`\n${foldTable(folds)}`)
 const sync = /** @type {import('./report.mjs').SyncFigure[]} */ (report.sync ?? [])
-if (sync.length) console.log(`\n${syncTable(sync)}`)
+if (sync.length) console.log(`\n${syncTable(sync, { judge: MODE === 'browser' })}`)
 for (const note of /** @type {string[]} */ (report.notes ?? []))
   if (MODE !== 'node') console.log(`\n> ${note}`)
-const missed = missedTargets(comparisons)
+const missed = [...missedTargets(comparisons), ...missedSyncTargets(sync)]
 if (MODE === 'browser' && missed.length)
   console.log(`\nTargets missed: ${missed.map((c) => c.id).join(', ')}`)
 console.log(

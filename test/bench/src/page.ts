@@ -14,6 +14,7 @@ import { runJumps } from './search'
 import { memoryComparisons, type SeedResult } from './seed'
 import { runStreamPage } from './stream-page'
 import { runStreamPageTools } from './stream-page-tools'
+import type { SyncRequest } from './sync-measure'
 import type { BenchWorker } from './worker'
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' })
@@ -152,6 +153,7 @@ const bench = {
   switchBranch: (config: unknown) => remote.switchBranch(config),
   resend: (config: unknown) => remote.resend(config),
   portability: (config: unknown) => remote.portability(config),
+  sync: (request: SyncRequest) => remote.sync(request),
   jumps,
   peers,
   streamPage,

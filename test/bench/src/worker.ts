@@ -16,6 +16,7 @@ import { runPortability } from './portability'
 import { runProviderAiSdk } from './provider-ai-sdk'
 import { type RawTailService, rawTailService, runReads } from './reads'
 import { runSearch } from './search'
+import { measureSync, type SyncRequest } from './sync-measure'
 import { runWrites } from './writes'
 
 const env: BenchEnv = {
@@ -44,6 +45,9 @@ const api = {
   switchBranch: (config: unknown) => runSwitchBranch(env, BenchConfig.parse(config)),
   resend: (config: unknown) => runResend(env, BenchConfig.parse(config)),
   portability: (config: unknown) => runPortability(env, BenchConfig.parse(config)),
+  /** `sync-push`, `sync-converge`: engines on Chromium's IndexedDB, both sides' fetch from here. */
+  sync: (request: SyncRequest) =>
+    measureSync({ ...env, where: "Chromium's IndexedDB (bench worker)" }, request),
   serve(ports: { sessionline: MessagePort; raw: MessagePort }) {
     const engine = exposeEngine(openEngine(env, DB.longSl), ports.sessionline)
     const raw = rawTailService(env)
