@@ -18,13 +18,13 @@ import type { SessionSync, SyncDriver, SyncHost, Unsubscribe } from '../engine/t
 import { SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
 import type { SyncOptions, SyncStatus } from '../schema/sync'
-import type { SyncStateRow } from '../store/db'
+import type { SendMark, SyncStateRow } from '../store/db'
 import {
   addToOutbox,
   commitPull,
   pendingCount,
   readSyncView,
-  recordSend,
+  recordSends,
   type SyncView,
   startSyncState,
 } from '../store/sync'
@@ -254,16 +254,25 @@ function startLoop(
       await addToOutbox(db, sessionId, { rev: view.row.rev, outboxLength: view.outbox.length }, cut)
       view = await readSyncView(db, sessionId)
     }
+    const p = producer!
+    /** Marks not yet recorded: the previous batch's acknowledgement goes with the next send. */
+    let marks: Record<string, SendMark> = {}
+    const record = async () => {
+      if (Object.keys(marks).length === 0) return
+      if (!(await recordSends(db, sessionId, p, marks))) throw fencedHere()
+      marks = {}
+    }
     for (const entry of view.outbox) {
       if (entry.acked || stopped.signal.aborted) continue
       progress('pushing', view)
-      const p = producer!
+      const { batchId } = entry.batch
       let seq = entry.sent?.epoch === p.epoch ? entry.sent.seq : p.nextProducerSeq
       if (entry.sent?.epoch !== p.epoch || entry.sent.seq !== seq) {
         // Recorded before it is sent: a retry after a lost answer sends it with the same seq.
         p.nextProducerSeq = seq + 1
-        if (!(await recordSend(db, entry, { sent: { epoch: p.epoch, seq } }, p))) throw fencedHere()
+        marks[batchId] = { sent: { epoch: p.epoch, seq } }
       }
+      await record()
       for (let gaps = 0; ; gaps++) {
         try {
           await appendMessage(
@@ -279,12 +288,14 @@ function startLoop(
           if (!(error instanceof StreamFailure) || error.kind !== 'gap' || gaps >= 3) throw error
           seq = error.details.expectedSeq!
           p.nextProducerSeq = seq + 1
-          if (!(await recordSend(db, entry, { sent: { epoch: p.epoch, seq } }, p))) throw fencedHere()
+          marks[batchId] = { sent: { epoch: p.epoch, seq } }
+          await record()
         }
       }
-      if (!(await recordSend(db, { ...entry, sent: { epoch: p.epoch, seq } }, { acked: true }, p)))
-        throw fencedHere()
+      // Recorded with the next batch's send (or below, after the last): one transaction each.
+      marks[batchId] = { sent: { epoch: p.epoch, seq }, acked: true }
     }
+    await record()
   }
 
   /** One read of the stream, committed; false when it must wait for a local turn to settle. */

@@ -146,6 +146,35 @@ test('an engine killed between its POST and its outbox commit: the next one rese
   expect(events.filter((e) => e.type === 'turn/start')).toHaveLength(2)
 })
 
+test('an engine stopped after the server acknowledged its batch, before a pull confirmed it: the next one does not send it again', async () => {
+  const net = network()
+  const a = make('a', { net })
+  const b = make('b')
+  const id = await pair(a, b)
+  // Reads fail from here: the batch is posted and acknowledged, and nothing confirms it.
+  net.fault = async (input, init, real) => {
+    if (!isPost(init)) throw new TypeError('reads are down')
+    return real(input, init)
+  }
+  await turn(a.engine, id, 'two')
+  // A read after the turn's POST (the pair's POST came first) means its answer was recorded:
+  // the loop reads only once it has recorded every acknowledgement of the round.
+  const readAfterPost = () => {
+    const posts = net.requests.flatMap((r, i) => (r.method === 'POST' && r.status === 200 ? [i] : []))
+    return posts.length === 2 && net.requests.some((r, i) => r.method === 'GET' && i > posts[1]!)
+  }
+  while (!readAfterPost()) await new Promise((r) => setTimeout(r, 10))
+  await a.engine.close()
+  const again = make('a2', { dbName: a.dbName })
+  await again.engine.sync(id, { url: server.url })
+  await converged([again, b], id)
+  // The acknowledgement was kept with the cursor: the stream holds each batch once.
+  const ids = await batchIds(id)
+  expect(ids).toHaveLength(2)
+  expect(new Set(ids).size).toBe(2)
+  await expectSameSession([again, b], id)
+})
+
 test('a zombie engine of an older epoch is fenced by the server and writes nothing more', async () => {
   const net = network()
   const zombie = make('z', { net })
