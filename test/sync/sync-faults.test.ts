@@ -231,6 +231,34 @@ test('a producer seq gap (409) is closed with the seq the server expects', async
   await expectSameSession([a, b], id)
 })
 
+test('a gap on the second of three batches sent in one round: it and the third take the count the server expects', async () => {
+  const net = network()
+  // One turn per batch.
+  const a = make('a', { net, sync: { maxBatchEvents: 1 } })
+  const b = make('b')
+  const id = await pair(a, b)
+  net.offline = true
+  for (const text of ['two', 'three', 'four']) await turn(a.engine, id, text)
+  let posts = 0
+  net.fault = async (input, init, real) => {
+    if (isPost(init) && ++posts === 2) {
+      const headers = new Headers(init?.headers)
+      headers.set('Producer-Seq', String(Number(headers.get('Producer-Seq')) + 5))
+      return real(input, { ...init, headers })
+    }
+    return real(input, init)
+  }
+  net.offline = false
+  await converged([a, b], id)
+  expect(net.requests.filter((r) => r.method === 'POST' && r.status === 409)).toHaveLength(1)
+  // The pair's two (its session/created and its first turn) and the three turns, each once.
+  const ids = await batchIds(id)
+  expect(ids).toHaveLength(5)
+  expect(new Set(ids).size).toBe(5)
+  const { events } = await expectSameSession([a, b], id)
+  expect(events.filter((e) => e.type === 'turn/start')).toHaveLength(4)
+})
+
 test('garbage in the stream and an unknown event type are skipped, counted, and sync goes on', async () => {
   const a = make('a')
   const b = make('b')
