@@ -102,6 +102,21 @@ export interface SyncStateRow {
   lastSkip?: string
   /** The runner claim folded from the stream through `offset` (docs/decisions/0036, amendment). */
   claim?: ClaimFold
+  /**
+   * How outbox batches were sent and acknowledged since the outbox was last written, by batch id
+   * (they override the row's own `sent`/`acked`). Kept here so recording a send or an
+   * acknowledgement writes this small row, not the batch's events again; a pull folds them
+   * into the outbox rows it writes. Absent in rows written before it existed.
+   */
+  sends?: Record<string, SendMark>
+}
+
+/** How one outbox batch was last sent, and whether the server acknowledged it. */
+export interface SendMark {
+  /** The producer epoch and seq it was last sent with. */
+  sent: { epoch: number; seq: number }
+  /** The server acknowledged it under `sent`. */
+  acked?: boolean
 }
 
 /** A batch of this device's events not yet confirmed by the stream, in local log order. */

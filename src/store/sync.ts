@@ -16,6 +16,7 @@ import type { SessionMessage } from '../schema/messages'
 import {
   MAX_KEY,
   MIN_KEY,
+  type SendMark,
   type SessionlineDb,
   type SessionRow,
   type SyncOutboxRow,
@@ -104,6 +105,17 @@ async function wholeLog(db: SessionlineDb, sessionId: string, row: SessionRow | 
   return events
 }
 
+/** Outbox rows as their sends stand: a mark recorded in the state since overrides the row's. */
+function withMarks(outbox: SyncOutboxRow[], sends: SyncStateRow['sends']): SyncOutboxRow[] {
+  if (sends === undefined) return outbox
+  return outbox.map((entry) => {
+    const mark = sends[entry.batch.batchId]
+    if (mark === undefined) return entry
+    const { sent: _sent, acked: _acked, ...rest } = entry
+    return { ...rest, sent: mark.sent, ...(mark.acked ? { acked: true } : {}) }
+  })
+}
+
 /** The session row, its whole log, its sync state and outbox, read together. */
 export function readSyncView(db: SessionlineDb, sessionId: string): Promise<SyncView> {
   return db.transaction('r', [db.sessions, db.events, db.syncState, db.syncOutbox], async () => {
@@ -113,7 +125,7 @@ export function readSyncView(db: SessionlineDb, sessionId: string): Promise<Sync
       outboxOf(db, sessionId),
     ])
     const events = await wholeLog(db, sessionId, row)
-    return { row, events, state, outbox }
+    return { row, events, state, outbox: withMarks(outbox, state?.sends) }
   })
 }
 
@@ -150,6 +162,8 @@ export function startSyncState(
       skipped: keep ? old.skipped : 0,
       ...(keep && old.lastSkip !== undefined ? { lastSkip: old.lastSkip } : {}),
       ...(keep && old.claim !== undefined ? { claim: old.claim } : {}),
+      // An acknowledged batch stays acknowledged for the next engine (it is not sent again).
+      ...(keep && old.sends !== undefined ? { sends: old.sends } : {}),
     }
     await db.syncState.put(state)
     return state
@@ -180,25 +194,26 @@ export function addToOutbox(
   })
 }
 
-/** Records how an outbox entry was sent or that it was acknowledged, with the producer seq to use next. */
-export function recordSend(
+/**
+ * Records, in one transaction, how outbox batches were sent or that they were acknowledged (by
+ * batch id), with the producer seq to use next. Only the sync state is written: the batches'
+ * events stay as they were stored when cut. False, writing nothing, when another engine took
+ * over (a newer epoch).
+ */
+export function recordSends(
   db: SessionlineDb,
-  entry: SyncOutboxRow,
-  change: Pick<SyncOutboxRow, 'sent' | 'acked'>,
+  sessionId: string,
   producer: Pick<SyncStateRow, 'epoch' | 'nextProducerSeq'>,
+  marks: Readonly<Record<string, SendMark>>,
 ): Promise<boolean> {
-  return db.transaction('rw', [db.syncState, db.syncOutbox], async () => {
-    const [state, stored] = await Promise.all([
-      db.syncState.get(entry.sessionId),
-      db.syncOutbox.get([entry.sessionId, entry.fromSeq]),
-    ])
-    // Another engine took over (a newer epoch), or a pull rewrote the outbox meanwhile.
-    if (!state || state.epoch !== producer.epoch || stored?.batch.batchId !== entry.batch.batchId)
-      return false
-    await Promise.all([
-      db.syncState.put({ ...state, nextProducerSeq: producer.nextProducerSeq }),
-      db.syncOutbox.put({ ...stored, ...change }),
-    ])
+  return db.transaction('rw', [db.syncState], async () => {
+    const state = await db.syncState.get(sessionId)
+    if (!state || state.epoch !== producer.epoch) return false
+    await db.syncState.put({
+      ...state,
+      nextProducerSeq: producer.nextProducerSeq,
+      sends: { ...state.sends, ...marks },
+    })
     return true
   })
 }
@@ -243,8 +258,11 @@ export function commitPull(db: SessionlineDb, commit: PullCommit): Promise<boole
   return db.transaction('rw', tables, async () => {
     const [row, state] = await Promise.all([db.sessions.get(sessionId), db.syncState.get(sessionId)])
     if (row?.rev !== commit.expectRev || state?.epoch !== commit.epoch) return false
+    // The outbox rows written carry their sends as the pull read them (`readSyncView` folded
+    // the state's marks in), so the marks start over.
+    const { sends: _sends, ...cursor } = commit.state
     const writes: Promise<unknown>[] = [
-      db.syncState.put(commit.state),
+      db.syncState.put(cursor),
       db.syncOutbox
         .where('[sessionId+fromSeq]')
         .between(...range(sessionId))

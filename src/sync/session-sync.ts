@@ -18,13 +18,13 @@ import type { SessionSync, SyncDriver, SyncHost, Unsubscribe } from '../engine/t
 import { SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
 import type { SyncOptions, SyncStatus } from '../schema/sync'
-import type { SyncStateRow } from '../store/db'
+import type { SendMark, SyncStateRow } from '../store/db'
 import {
   addToOutbox,
   commitPull,
   pendingCount,
   readSyncView,
-  recordSend,
+  recordSends,
   type SyncView,
   startSyncState,
 } from '../store/sync'
@@ -251,40 +251,69 @@ function startLoop(
     }
     const cut = planCut(view, newId, maxBatchEvents)
     if (cut.length > 0) {
-      await addToOutbox(db, sessionId, { rev: view.row.rev, outboxLength: view.outbox.length }, cut)
-      view = await readSyncView(db, sessionId)
+      const expect = { rev: view.row.rev, outboxLength: view.outbox.length }
+      // Added only when nothing moved since the read: the outbox is then the one read plus the
+      // cut, and reading its ~1.5 MB back per 10,000 events would only say so again.
+      if (await addToOutbox(db, sessionId, expect, cut)) view = { ...view, outbox: [...view.outbox, ...cut] }
+      else view = await readSyncView(db, sessionId)
     }
-    for (const entry of view.outbox) {
-      if (entry.acked || stopped.signal.aborted) continue
-      progress('pushing', view)
-      const p = producer!
-      let seq = entry.sent?.epoch === p.epoch ? entry.sent.seq : p.nextProducerSeq
-      if (entry.sent?.epoch !== p.epoch || entry.sent.seq !== seq) {
-        // Recorded before it is sent: a retry after a lost answer sends it with the same seq.
-        p.nextProducerSeq = seq + 1
-        if (!(await recordSend(db, entry, { sent: { epoch: p.epoch, seq } }, p))) throw fencedHere()
+    const p = producer!
+    const unacked = view.outbox.filter((entry) => !entry.acked)
+    if (unacked.length === 0 || stopped.signal.aborted) return
+    progress('pushing', view)
+    // Every batch's seq is recorded before the first is sent, in one transaction: a retry after
+    // a lost answer sends each with the same seq (a 204 duplicate where it had arrived). A batch
+    // recorded in this epoch keeps its seq; the seqs grow along the outbox.
+    const seqs = unacked.map((entry) =>
+      entry.sent?.epoch === p.epoch ? entry.sent.seq : p.nextProducerSeq++,
+    )
+    const sends = (from: number) => {
+      const marks: Record<string, SendMark> = {}
+      for (let i = from; i < unacked.length; i++) {
+        const { sent } = unacked[i]!
+        if (sent?.epoch !== p.epoch || sent.seq !== seqs[i])
+          marks[unacked[i]!.batch.batchId] = { sent: { epoch: p.epoch, seq: seqs[i]! } }
       }
-      for (let gaps = 0; ; gaps++) {
-        try {
-          await appendMessage(
-            fetchFn,
-            stream,
-            entry.batch,
-            { id: p.deviceId, epoch: p.epoch, seq },
-            host.now(),
-          )
-          break
-        } catch (error) {
-          // The server expects another seq (a seq was skipped or lost): take its count, bounded.
-          if (!(error instanceof StreamFailure) || error.kind !== 'gap' || gaps >= 3) throw error
-          seq = error.details.expectedSeq!
-          p.nextProducerSeq = seq + 1
-          if (!(await recordSend(db, entry, { sent: { epoch: p.epoch, seq } }, p))) throw fencedHere()
+      return marks
+    }
+    const record = async (marks: Record<string, SendMark>) => {
+      if (Object.keys(marks).length === 0) return
+      if (!(await recordSends(db, sessionId, p, marks))) throw fencedHere()
+    }
+    await record(sends(0))
+    /** Acknowledgements, recorded together once the round's POSTs are done (or one failed). */
+    const acks: Record<string, SendMark> = {}
+    try {
+      for (let i = 0; i < unacked.length && !stopped.signal.aborted; i++) {
+        const entry = unacked[i]!
+        for (let gaps = 0; ; gaps++) {
+          try {
+            await appendMessage(
+              fetchFn,
+              stream,
+              entry.batch,
+              { id: p.deviceId, epoch: p.epoch, seq: seqs[i]! },
+              host.now(),
+            )
+            break
+          } catch (error) {
+            // The server expects another seq (a seq was skipped or lost): this batch and the
+            // ones after it take its count on, recorded before the retry. Bounded.
+            if (!(error instanceof StreamFailure) || error.kind !== 'gap' || gaps >= 3) throw error
+            const expected = error.details.expectedSeq!
+            for (let j = i; j < unacked.length; j++) seqs[j] = expected + (j - i)
+            p.nextProducerSeq = expected + (unacked.length - i)
+            await record(sends(i))
+          }
         }
+        acks[entry.batch.batchId] = { sent: { epoch: p.epoch, seq: seqs[i]! }, acked: true }
       }
-      if (!(await recordSend(db, { ...entry, sent: { epoch: p.epoch, seq } }, { acked: true }, p)))
-        throw fencedHere()
+    } catch (error) {
+      // What was acknowledged stays so (else it is sent again and answered as a duplicate).
+      if (Object.keys(acks).length > 0) await recordSends(db, sessionId, p, acks).catch(() => false)
+      throw error
     }
+    await record(acks)
   }
 
   /** One read of the stream, committed; false when it must wait for a local turn to settle. */

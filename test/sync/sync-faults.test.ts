@@ -146,6 +146,35 @@ test('an engine killed between its POST and its outbox commit: the next one rese
   expect(events.filter((e) => e.type === 'turn/start')).toHaveLength(2)
 })
 
+test('an engine stopped after the server acknowledged its batch, before a pull confirmed it: the next one does not send it again', async () => {
+  const net = network()
+  const a = make('a', { net })
+  const b = make('b')
+  const id = await pair(a, b)
+  // Reads fail from here: the batch is posted and acknowledged, and nothing confirms it.
+  net.fault = async (input, init, real) => {
+    if (!isPost(init)) throw new TypeError('reads are down')
+    return real(input, init)
+  }
+  await turn(a.engine, id, 'two')
+  // A read after the turn's POST (the pair's POST came first) means its answer was recorded:
+  // the loop reads only once it has recorded every acknowledgement of the round.
+  const readAfterPost = () => {
+    const posts = net.requests.flatMap((r, i) => (r.method === 'POST' && r.status === 200 ? [i] : []))
+    return posts.length === 2 && net.requests.some((r, i) => r.method === 'GET' && i > posts[1]!)
+  }
+  while (!readAfterPost()) await new Promise((r) => setTimeout(r, 10))
+  await a.engine.close()
+  const again = make('a2', { dbName: a.dbName })
+  await again.engine.sync(id, { url: server.url })
+  await converged([again, b], id)
+  // The acknowledgement was kept with the cursor: the stream holds each batch once.
+  const ids = await batchIds(id)
+  expect(ids).toHaveLength(2)
+  expect(new Set(ids).size).toBe(2)
+  await expectSameSession([again, b], id)
+})
+
 test('a zombie engine of an older epoch is fenced by the server and writes nothing more', async () => {
   const net = network()
   const zombie = make('z', { net })
@@ -200,6 +229,34 @@ test('a producer seq gap (409) is closed with the seq the server expects', async
   const ids = await batchIds(id)
   expect(ids).toHaveLength(2)
   await expectSameSession([a, b], id)
+})
+
+test('a gap on the second of three batches sent in one round: it and the third take the count the server expects', async () => {
+  const net = network()
+  // One turn per batch.
+  const a = make('a', { net, sync: { maxBatchEvents: 1 } })
+  const b = make('b')
+  const id = await pair(a, b)
+  net.offline = true
+  for (const text of ['two', 'three', 'four']) await turn(a.engine, id, text)
+  let posts = 0
+  net.fault = async (input, init, real) => {
+    if (isPost(init) && ++posts === 2) {
+      const headers = new Headers(init?.headers)
+      headers.set('Producer-Seq', String(Number(headers.get('Producer-Seq')) + 5))
+      return real(input, { ...init, headers })
+    }
+    return real(input, init)
+  }
+  net.offline = false
+  await converged([a, b], id)
+  expect(net.requests.filter((r) => r.method === 'POST' && r.status === 409)).toHaveLength(1)
+  // The pair's two (its session/created and its first turn) and the three turns, each once.
+  const ids = await batchIds(id)
+  expect(ids).toHaveLength(5)
+  expect(new Set(ids).size).toBe(5)
+  const { events } = await expectSameSession([a, b], id)
+  expect(events.filter((e) => e.type === 'turn/start')).toHaveLength(4)
 })
 
 test('garbage in the stream and an unknown event type are skipped, counted, and sync goes on', async () => {
