@@ -219,13 +219,15 @@ describe('queue tray order', () => {
         edit: () => undefined,
         reorder: (id, before) => moves.push(engine.reorder('s', id, { before })),
       })
+      // The tray shows the engine's order once the moves it asked for are written: a read issued
+      // beside an unanswered reorder may or may not see it (reads answer early, 0026).
       const show = async () => {
+        await Promise.all(moves.splice(0))
         tray.render(
           (await order()).map(
             (id) => ({ id, text: id, delivery: 'queue', state: 'pending' }) as TimelineInput,
           ),
         )
-        await Promise.all(moves.splice(0))
       }
       const press = (id: string, label: string) =>
         root.querySelector<HTMLButtonElement>(`[data-key="${id}"] button[aria-label="${label}"]`)!.click()
