@@ -5,7 +5,7 @@
  * `fromLanguageModel`: the path an app that brings its own model takes (docs/decisions/0029).
  */
 import { z } from 'zod'
-import { OpenAIProviderConfig, ScriptedProviderConfig } from '../src/schema/provider'
+import { NoProviderConfig, OpenAIProviderConfig, ScriptedProviderConfig } from '../src/schema/provider'
 
 /**
  * An AI SDK chat model on an OpenAI-compatible server. The key, when there is one, is kept in
@@ -29,6 +29,11 @@ export const PlaygroundModel = z.discriminatedUnion('kind', [
 ])
 export type PlaygroundModel = z.input<typeof PlaygroundModel>
 
-/** The playground worker's `configure` request (the engine's, with the AI SDK choice added). */
-export const PlaygroundConfigure = z.strictObject({ provider: PlaygroundModel })
+/**
+ * The playground worker's `configure` request: the engine's, with the AI SDK choice added.
+ * `none` (not offered in Settings) turns the runner off for tests that drive turns themselves.
+ */
+export const PlaygroundConfigure = z.strictObject({
+  provider: z.union([PlaygroundModel, NoProviderConfig]),
+})
 export type PlaygroundConfigure = z.input<typeof PlaygroundConfigure>

@@ -6,7 +6,7 @@
 import { createEngine } from '../src/engine/engine'
 import type { ModelProvider } from '../src/engine/provider'
 import { providerFromConfig } from '../src/engine/providers/index'
-import { parseOrThrow } from '../src/schema/errors'
+import { parseOrThrow, SessionlineError } from '../src/schema/errors'
 import { createSessionSync } from '../src/sync/session-sync'
 import { exposeEngine, fromLanguageModel } from '../worker/index'
 import { PlaygroundConfigure, type PlaygroundModel } from './models'
@@ -59,10 +59,25 @@ const playgroundModel: ModelProvider = (request) => {
 const engine = createEngine({ provider: playgroundModel, tools, sync: createSessionSync() })
 /** Configure calls so far: of two in flight, the later one wins even if its model loads first. */
 let configured = 0
+/** Configured with `none`: the runner is off for this worker's life. */
+let runnerOff = false
 exposeEngine({
   ...engine,
   async configure(request) {
     const { provider } = parseOrThrow(PlaygroundConfigure, request, 'configure request')
+    if (provider.kind === 'none') {
+      // The engine's own "no provider": its runner opens no turn. The playground's model is a
+      // function only this worker holds, so it cannot be given back later: a reload can.
+      runnerOff = true
+      ++configured
+      return engine.configure({ provider })
+    }
+    if (runnerOff) {
+      throw new SessionlineError(
+        'invalid_state',
+        'this worker runs no model since it was configured with none: reload the page to choose one',
+      )
+    }
     const mine = ++configured
     const chosen = await choose(provider)
     if (mine === configured) current = chosen
