@@ -131,15 +131,21 @@ describe('attachments in the playground (Chromium)', () => {
     await renderedImages(page, 2)
     // The first row kept its URL across the restart (its row never left the window).
     expect((await imageSources(page))[0]).toBe(first[0])
-    const stored = await page.evaluate(async () => {
-      const { client, sessionId } = window.__sessionline!
-      const rows = (await client.page(sessionId!)).messages.filter((r) => r.role === 'user')
-      const sizes = []
-      for (const part of rows.flatMap((r) => r.parts))
-        if (part.type === 'file') sizes.push((await client.attachment(part.attachmentId))?.size)
-      return { users: rows.length, sizes }
-    })
-    expect(stored).toEqual({ users: 2, sizes: [atob(PNG_BASE64).length, atob(PNG_BASE64).length] })
+    // The second image may show from the optimistic row before the fresh worker's runner has
+    // taken its input into the transcript (a CI run read the page in that gap): the engine is
+    // asked until the row is there, which is what "arrives" promises.
+    const stored = () =>
+      page.evaluate(async () => {
+        const { client, sessionId } = window.__sessionline!
+        const rows = (await client.page(sessionId!)).messages.filter((r) => r.role === 'user')
+        const sizes = []
+        for (const part of rows.flatMap((r) => r.parts))
+          if (part.type === 'file') sizes.push((await client.attachment(part.attachmentId))?.size)
+        return { users: rows.length, sizes }
+      })
+    await expect
+      .poll(stored, { timeout: 20_000, interval: 100 })
+      .toEqual({ users: 2, sizes: [atob(PNG_BASE64).length, atob(PNG_BASE64).length] })
 
     // The session opened again: a fresh view reads the bytes through the fresh worker, and the
     // old view's URLs are revoked (new ones for every image).
