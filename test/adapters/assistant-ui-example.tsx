@@ -1,5 +1,7 @@
 import {
+  ActionBarPrimitive,
   AssistantRuntimeProvider,
+  BranchPickerPrimitive,
   ComposerPrimitive,
   MessagePrimitive,
   ThreadPrimitive,
@@ -20,19 +22,45 @@ export function Thread({ view }: { view: SessionView }) {
       <ThreadPrimitive.Root className="thread">
         <ThreadPrimitive.Viewport>
           <ThreadPrimitive.Messages>
-            {({ message }) => (
-              <MessagePrimitive.Root
-                data-id={message.id}
-                data-role={message.role}
-                data-status={message.status?.type}
-                data-reason={message.status && 'reason' in message.status ? message.status.reason : undefined}
-              >
-                {/* SessionlineText: once Stop ends the run, no text appears after it. */}
-                <MessagePrimitive.Parts
-                  components={{ Text: SessionlineText, tools: { Fallback: ToolCall } }}
-                />
-              </MessagePrimitive.Root>
-            )}
+            {({ message }) =>
+              message.composer.isEditing ? (
+                // Edit: the prompt again with new text, answered on a new branch.
+                <ComposerPrimitive.Root className="edit">
+                  <ComposerPrimitive.Input />
+                  <ComposerPrimitive.Send>Resend</ComposerPrimitive.Send>
+                  <ComposerPrimitive.Cancel>Cancel</ComposerPrimitive.Cancel>
+                </ComposerPrimitive.Root>
+              ) : (
+                <>
+                  <MessagePrimitive.Root
+                    data-id={message.id}
+                    data-role={message.role}
+                    data-status={message.status?.type}
+                    data-reason={
+                      message.status && 'reason' in message.status ? message.status.reason : undefined
+                    }
+                  >
+                    {/* SessionlineText: once Stop ends the run, no text appears after it. */}
+                    <MessagePrimitive.Parts
+                      components={{ Text: SessionlineText, tools: { Fallback: ToolCall } }}
+                    />
+                  </MessagePrimitive.Root>
+                  {/* "2 / 3": the branches at this message, stored with the session's head. */}
+                  <BranchPickerPrimitive.Root hideWhenSingleBranch className="branches">
+                    <BranchPickerPrimitive.Previous>‹</BranchPickerPrimitive.Previous>
+                    <BranchPickerPrimitive.Number /> / <BranchPickerPrimitive.Count />
+                    <BranchPickerPrimitive.Next>›</BranchPickerPrimitive.Next>
+                  </BranchPickerPrimitive.Root>
+                  <ActionBarPrimitive.Root hideWhenRunning className="actions">
+                    {message.role === 'user' ? (
+                      <ActionBarPrimitive.Edit>Edit</ActionBarPrimitive.Edit>
+                    ) : (
+                      <ActionBarPrimitive.Reload>Regenerate</ActionBarPrimitive.Reload>
+                    )}
+                  </ActionBarPrimitive.Root>
+                </>
+              )
+            }
           </ThreadPrimitive.Messages>
         </ThreadPrimitive.Viewport>
         <ComposerPrimitive.Queue>

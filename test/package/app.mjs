@@ -7,7 +7,7 @@
 // - then, with `ai`, `@ai-sdk/react` and `@assistant-ui/react` installed beside it, under the
 //   `vite` dev server with the same config: the same admit check, and the README's AI SDK and
 //   assistant-ui examples (copied from test/adapters) each send, call a tool and Stop (no text
-//   arrives after Stop went disabled).
+//   arrives after Stop went disabled), then Regenerate and Edit, each on a new branch.
 // No console error anywhere, page or worker. Run after `npm run build`; exits non-zero on any failure.
 import assert from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
@@ -134,6 +134,12 @@ const AI_SDK = {
   send: '.chat button[type=submit]',
   stop: '.chat button:text-is("Stop")',
   assistant: '.chat article[data-role="assistant"]',
+  user: '.chat article[data-role="user"]',
+  regenerate: '.chat button:text-is("Regenerate")',
+  edit: '.chat button.edit',
+  // The example edits in its one input; its submit button reads Resend meanwhile.
+  editInput: '.chat input',
+  resend: '.chat button:text-is("Resend")',
 }
 const ASSISTANT_UI = {
   name: 'assistant-ui',
@@ -143,6 +149,12 @@ const ASSISTANT_UI = {
   send: '.thread button:text-is("Send")',
   stop: '.thread button:text-is("Stop")',
   assistant: '.thread [data-role="assistant"]',
+  user: '.thread [data-role="user"]',
+  regenerate: '.thread .actions button:text-is("Regenerate")',
+  edit: '.thread .actions button:text-is("Edit")',
+  editInput: '.thread .edit textarea',
+  resend: '.thread .edit button:text-is("Resend")',
+  branches: '.thread .branches',
 }
 
 /** Send, a tool call and Stop on one adapter's README example, each on a new session. */
@@ -198,6 +210,45 @@ async function driveAdapter(page, base, ui) {
   assert.ok(stopped.at(-1).length >= 10, 'the partial answer stays')
   await new Promise((resolve) => setTimeout(resolve, 1_000))
   assert.deepEqual(await answers(), stopped, 'no text arrives after Stop went disabled')
+
+  // Regenerate, then Edit: each answers on a new branch, and the thread shows that branch alone.
+  await open('delay=5')
+  await send('a prompt to answer twice')
+  await answered()
+  const lastId = (selector) =>
+    page.$$eval(selector, (items) => items.at(-1)?.getAttribute('data-id') ?? undefined)
+  const replaced = (selector, id) =>
+    page.waitForFunction(
+      ({ selector, id }) => {
+        const last = [...document.querySelectorAll(selector)].at(-1)
+        return last !== undefined && last.getAttribute('data-id') !== id
+      },
+      { selector, id },
+      { timeout: 30_000 },
+    )
+  const firstAnswer = await lastId(ui.assistant)
+  await page.click(ui.regenerate)
+  await replaced(ui.assistant, firstAnswer)
+  await answered()
+  assert.equal((await answers()).length, 1, 'one answer shown: the new branch')
+  if (ui.branches)
+    await page.waitForFunction(
+      (branches) => [...document.querySelectorAll(branches)].some((b) => b.textContent.includes('2 / 2')),
+      ui.branches,
+      { timeout: 10_000 },
+    )
+
+  const prompt = await lastId(ui.user)
+  const secondAnswer = await lastId(ui.assistant)
+  await page.click(ui.edit)
+  await page.fill(ui.editInput, 'the prompt, edited')
+  await page.click(ui.resend)
+  await replaced(ui.user, prompt)
+  await replaced(ui.assistant, secondAnswer)
+  await answered()
+  const users = await page.$$eval(ui.user, (items) => items.map((item) => item.textContent))
+  assert.deepEqual(users, ['the prompt, edited'], 'the edited prompt replaces the first in the thread')
+  assert.equal((await answers()).length, 1, 'one answer, to the edited prompt')
 }
 
 const npm = (args, cwd) =>
@@ -336,7 +387,7 @@ try {
   passed++
 
   for (const ui of [AI_SDK, ASSISTANT_UI]) {
-    step(`dev: the README's ${ui.name} example sends, calls a tool and stops`)
+    step(`dev: the README's ${ui.name} example sends, calls a tool, stops, regenerates and edits`)
     await driveAdapter(page, devUrl, ui)
     assert.deepEqual(errors, [], `no console error on the ${ui.name} page`)
     passed++
