@@ -1,4 +1,5 @@
 import type { Meta, StoryObj } from '@storybook/react-vite'
+import { isSessionlineError } from '../src/index'
 import { answeredTurn, mountParts } from './support/playground'
 import { type StorySession, sessionOf, storySession } from './support/story-session'
 import { Vanilla } from './support/vanilla'
@@ -60,6 +61,36 @@ export const CompactedRegion: Story = {
       await session.client.compact(session.sessionId, {
         summary: 'We defined **history trees** and branches.',
       })
+    },
+  }),
+  render: withHistory(),
+}
+
+/**
+ * A compaction the model was writing was stopped (`interrupt`) while its summary streamed. The
+ * summary is written in one commit at its end, so the stop leaves nothing behind: no summary row,
+ * both turns shown, and the model still gets them. The story renders only if the compaction
+ * ended `aborted`.
+ */
+export const AbortedCompaction: Story = {
+  ...storySession({
+    // Slow enough that the stop lands while the summary streams.
+    model: { wordDelayMs: 500 },
+    prepare: async (session) => {
+      await twoTurns(session)
+      const { client, sessionId } = session
+      // The outcome is read from the start: a rejection handled only later would be reported
+      // as unhandled while the stop is awaited.
+      const outcome = client.compact(sessionId).then(
+        () => 'compacted',
+        (error: unknown) => (isSessionlineError(error) ? error.code : String(error)),
+      )
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      await client.interrupt(sessionId)
+      const ended = await outcome
+      if (ended !== 'aborted') throw new Error(`the compaction ended ${ended}, not aborted`)
+      const { rows } = await client.context(sessionId)
+      if (rows.length !== 4) throw new Error(`the model gets ${rows.length} rows, not the 4 shown`)
     },
   }),
   render: withHistory(),

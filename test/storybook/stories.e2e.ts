@@ -157,6 +157,18 @@ describe('Storybook stories in Chromium (static build)', () => {
     expect(errors).toEqual([])
   })
 
+  test('history, aborted compaction: no summary row, both turns still shown', async () => {
+    const page = await openStory('playground-history--aborted-compaction')
+    await expect
+      .poll(() => page.$$eval('.row[data-role="user"]', (rows) => rows.map((row) => row.textContent ?? '')), {
+        timeout: 30_000,
+      })
+      .toEqual([expect.stringContaining('What is a history tree?'), expect.stringContaining('And a branch?')])
+    expect(await page.$$('.row[data-role="summary"]')).toHaveLength(0)
+    expect(await page.$$('.row[data-role="assistant"]')).toHaveLength(2)
+    expect(errors).toEqual([])
+  })
+
   test('history, reordered tray: the input moved to the front is shown first', async () => {
     const page = await openStory('playground-history--reordered-tray')
     await expect
