@@ -10,7 +10,9 @@
  * re-opens every view: its subscriptions come back, inputs the old worker never acknowledged are
  * re-sent by id (an admit is idempotent by id, so nothing is admitted twice), and the view's
  * status is `reconnecting` meanwhile. `watch` subscriptions made on the client come back too,
- * with one `reset` change that says the listener may have missed commits.
+ * with one `reset` change that says the listener may have missed commits. The last `configure`
+ * this client made is made again on the fresh worker before any other call reaches it, so a
+ * restart never runs a turn on the worker's default model.
  *
  * A SharedWorker works too (`connect(() => new SharedWorker(url, { type: 'module' }))`): every
  * tab then talks to one engine (docs/decisions/0035). `sharedOrDedicated` picks it where the
@@ -25,6 +27,7 @@
  */
 import type { ChangeListener, Unsubscribe } from '../engine/types'
 import { isSessionlineError, type SessionlineError } from '../schema/errors'
+import type { ConfigureRequest } from '../schema/provider'
 import type { WatchOptions } from '../schema/requests'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
@@ -46,6 +49,11 @@ export interface ConnectOptions {
   startTimeoutMs?: number
   /** With a factory: fresh workers that may fail to answer in a row before giving up (default 3). */
   maxRestarts?: number
+  /**
+   * Hears what fails with no call to reject: the last `configure` refused by a fresh worker
+   * (which then runs its own default). Default: `console.error`.
+   */
+  onError?: (error: unknown) => void
 }
 
 const FAILURE_EVENTS = ['error', 'close'] as const
@@ -88,6 +96,9 @@ export function connect(
   const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 10_000
   const startTimeoutMs = Math.max(options.startTimeoutMs ?? 15_000, heartbeatTimeoutMs)
   const maxRestarts = options.maxRestarts ?? 3
+  const onError = options.onError ?? ((error: unknown) => console.error('sessionline:', error))
+  /** The last `configure` a worker accepted from this client: a fresh worker gets it first. */
+  let configured: ConfigureRequest | undefined
   const views = new Map<SessionView, ViewConnection>()
   const watches = new Set<ClientWatch>()
   let closed = false
@@ -206,22 +217,41 @@ export function connect(
     restarting = new Promise((resolve) => {
       started = resolve
     })
+    const waiting = restarting
     restartTimer = setTimeout(() => {
       restartTimer = undefined
-      restarting = undefined
-      started()
-      if (closed) return
+      if (closed) {
+        restarting = undefined
+        started()
+        return
+      }
       const fresh = open(start())
       link = fresh
-      void fresh.answered.then((answered) => {
-        if (fresh !== link || fresh.lost || closed) return
-        if (!answered) return
+      failedStarts++
+      // Calls wait until the fresh worker has the configuration the dead one had (or is lost
+      // too, and the next restart makes them wait again).
+      void reconfigure(fresh).then((answered) => {
+        if (restarting === waiting) restarting = undefined
+        started()
+        if (!answered || fresh !== link || fresh.lost || closed) return
         failedStarts = 0
         for (const view of views.values()) view.reconnected()
         for (const watch of watches) void resubscribe(watch, fresh)
       })
-      failedStarts++
     }, pause)
+  }
+
+  /** Whether `fresh` answered; once it has, it is given the last configuration first. */
+  async function reconfigure(fresh: Link): Promise<boolean> {
+    if (!(await fresh.answered)) return false
+    const request = configured
+    if (request === undefined || fresh.lost) return true
+    try {
+      await fresh.remote.configure(request)
+    } catch (error) {
+      if (!isWorkerGone(error)) onError(error)
+    }
+    return true
   }
 
   async function resubscribe(watch: ClientWatch, on: Link): Promise<void> {
@@ -253,7 +283,8 @@ export function connect(
 
   /** The worker a call goes to: the current one, or the fresh one about to start. */
   async function current(): Promise<RemoteEngine> {
-    if (restarting) await restarting
+    // A fresh worker that is lost before it answered starts another restart: wait for that one.
+    while (restarting) await restarting
     return link.remote
   }
   type Call = (...args: unknown[]) => Promise<unknown>
@@ -296,6 +327,10 @@ export function connect(
   for (const method of ENGINE_METHODS) {
     if (method === 'close' || method === 'watch') continue
     calls[method] = through(method)
+  }
+  client.configure = async (request) => {
+    await (await current()).configure(request)
+    configured = request
   }
   // Browsers offer `navigator.storage.persist()` to pages only: ask from here, the worker answers elsewhere.
   const askWorkerToPersist = calls.persist as SessionlineClient['persist']

@@ -187,6 +187,46 @@ describe('connect with a worker factory: a dead worker is noticed and replaced',
     })
   }
 
+  test('the last configure is made again on a fresh worker before anything else reaches it: an input re-sent there is answered by the configured model', async () => {
+    const { fleet, client, id } = await started()
+    // The fleet's engines run no model until configured: an unconfigured fresh worker would
+    // leave the input pending for ever.
+    await client.configure({ provider: { kind: 'none' } })
+    await client.configure({ provider: { kind: 'scripted', seed: 3, wordDelayMs: 0, toolRate: 0 } })
+    const view = client.open(id)
+    await until(view, (s) => s.status === 'ready')
+    fleet.killOn('admit', 'before-call')
+    await view.admit('answered after the restart', { id: 'in-1', delivery: 'queue' })
+    const answered = await until(view, (s) =>
+      s.rows.some(
+        (row) =>
+          row.kind === 'message' && row.message.role === 'assistant' && row.message.status === 'complete',
+      ),
+    )
+    expect(answered.rows.filter((row) => row.kind === 'message').map((row) => row.key)[0]).toBe('in-1')
+    const fresh = fleet.current()
+    expect(fleet.workers.indexOf(fresh)).toBe(1)
+    // The configuration went first, once, and it was the last one made (not `none`).
+    const methods = [...fresh.calls.keys()].filter((method) => method !== 'handshake')
+    expect(methods[0]).toBe('configure')
+    expect(fresh.calls.get('configure')).toBe(1)
+  })
+
+  test('a fresh worker that refuses the last configure is reported to onError, and calls go on', async () => {
+    fleet = createFleet()
+    const errors: unknown[] = []
+    client = connect(fleet.factory, { ...quick, timeoutMs: 200, onError: (error) => errors.push(error) })
+    const { id } = await client.createSession({ id: 's-refused' })
+    await client.configure({ provider: { kind: 'scripted', wordDelayMs: 0, toolRate: 0 } })
+    fleet.kill()
+    const inFlight = client.getSession(id).catch(codeOf)
+    // The fresh worker swallows the replayed configure: it times out and is reported.
+    fleet.hangOn('configure')
+    expect(await inFlight).toBe('worker_gone')
+    await expect(client.getSession(id)).resolves.toMatchObject({ id })
+    expect(errors.map(codeOf)).toEqual(['timeout'])
+  })
+
   test('a re-opened view shows what was committed while no worker served it, and hears commits again', async () => {
     const { fleet, client, id } = await started()
     const view = client.open(id)
