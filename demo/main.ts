@@ -4,6 +4,7 @@ import {
   connect,
   type Delivery,
   describeSkipped,
+  isSessionlineError,
   type RailItem,
   type SearchHit,
   type SessionInfo,
@@ -241,12 +242,47 @@ async function forkSession(): Promise<void> {
   composer.focus()
 }
 
-/** Compact: the summary the person typed replaces the whole visible path. */
+/** The session whose summary the model is writing, while it writes (Compact then stops it). */
+let compacting: string | undefined
+
+/**
+ * Compact: a summary replaces the whole visible path. The person types it, or leaves it empty
+ * and the model writes it; while it writes, the button stops it, and a stopped or outrun
+ * compaction changes nothing (docs/decisions/0033, amendment), which the notice says.
+ */
 async function compactSession(): Promise<void> {
   if (!view) return
-  const summary = prompt('Summary of the conversation so far (it replaces the history the model sees):')
-  if (summary === null || summary.trim() === '') return
-  await client.compact(view.sessionId, { summary })
+  if (compacting !== undefined) {
+    await client.interrupt(compacting)
+    return
+  }
+  const typed = prompt(
+    'Summary of the conversation so far (it replaces the history the model sees). Leave it empty and the model writes one:',
+  )
+  if (typed === null) return
+  if (typed.trim() !== '') {
+    await client.compact(view.sessionId, { summary: typed })
+    return
+  }
+  const sessionId = view.sessionId
+  const button = $<HTMLButtonElement>('#compact-session')
+  compacting = sessionId
+  button.textContent = 'Stop compacting'
+  button.setAttribute('aria-busy', 'true')
+  try {
+    await client.compact(sessionId)
+  } catch (error) {
+    if (!isSessionlineError(error) || (error.code !== 'aborted' && error.code !== 'conflict')) throw error
+    showNotice(
+      error.code === 'aborted'
+        ? 'Compaction stopped: nothing changed.'
+        : 'The session moved on while the summary was written: nothing changed.',
+    )
+  } finally {
+    compacting = undefined
+    button.textContent = 'Compact'
+    button.removeAttribute('aria-busy')
+  }
 }
 
 /** Turns of the open session that start within `fromSeq..toSeq` (what a gap hides). */

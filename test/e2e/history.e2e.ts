@@ -1,7 +1,8 @@
 /**
  * The playground's history controls in Chromium against the built demo (decision 0033): edit a
  * sent prompt and resend it, step between the branches, regenerate an answer, rewind a prompt
- * into the composer, compact with a typed summary and expand what it replaced, continue in a
+ * into the composer, compact with a typed summary and expand what it replaced, compact with a
+ * summary the model writes (and stop one while it writes), continue in a
  * new session, and reorder and steer the queue, all with the keyboard where a person would.
  */
 import { fileURLToPath } from 'node:url'
@@ -116,6 +117,33 @@ describe('playground history', () => {
     await exchange(page, 'And the moon?')
     expect(await shownTexts(page)).toEqual(['And the moon?'])
     await screenshot(page, 'history-compact-fork')
+  })
+
+  test('compact with a summary the model writes; a second one stopped while it writes changes nothing', async () => {
+    const { page } = await start('?wordDelayMs=40&toolRate=0')
+    await newSession(page)
+    await exchange(page, 'Tell me about tides')
+    const summaries = page.locator(`${rows}[data-role="summary"]`)
+    // An empty summary: the model writes it.
+    page.once('dialog', (dialog) => void dialog.accept(''))
+    await page.click('#compact-session')
+    await summaries.first().waitFor({ timeout: 30_000 })
+    expect((await summaries.first().locator('.part--text').textContent())?.trim()).not.toBe('')
+    expect(await shownTexts(page)).toEqual([])
+    await expect.poll(() => page.textContent('#compact-session')).toBe('Compact')
+
+    // The button stops a summary while the model writes it: no second summary row, the turn stays.
+    await exchange(page, 'And the moon?')
+    page.once('dialog', (dialog) => void dialog.accept(''))
+    await page.click('#compact-session')
+    await expect.poll(() => page.textContent('#compact-session')).toBe('Stop compacting')
+    await page.click('#compact-session')
+    await expect
+      .poll(() => page.textContent('#notice'), { timeout: 10_000 })
+      .toBe('Compaction stopped: nothing changed.')
+    expect(await page.textContent('#compact-session')).toBe('Compact')
+    expect(await summaries.count()).toBe(1)
+    expect(await shownTexts(page)).toEqual(['And the moon?'])
   })
 
   test('queue tray: ↑/↓ and Alt+arrows reorder, Steer moves an input out of the queue', async () => {
