@@ -65,6 +65,27 @@ describe('1. A slash command that makes the model work opens a turn', () => {
     )
   })
 
+  test('a hook’s text is no prompt and does not stand between a command and its answer', () => {
+    // pc-style-tui__484a2c13-….jsonl (Claude Code 1.0.73): line 5 `<session-start-hook>…` (what
+    // a SessionStart hook printed, as a user entry), line 6 the command
+    // /orchestration:workflow-orchestrator, 7 its isMeta expansion, 8 a synthetic API error; line
+    // 11 the same command again, 12 its expansion, 13 `<user-prompt-submit-hook>…`, 14 the error.
+    const text = real('claude/pc-style-tui__484a2c13-7a65-44ec-b6e3-baf0ca3062c2.jsonl')
+    const { rows, outline, session } = recordsToRows(parseTranscript(text).records)
+    // before: the hook text was turn 1 and the title; the second command, followed by the
+    // prompt hook's line, stayed meta inside turn 2: outline [hook, command]
+    expect(outline.map((e) => [e.turn, e.prompt.slice(0, 36), e.response.slice(0, 14)])).toEqual([
+      [1, '/orchestration:workflow-orchestrator', 'API Error: 400'],
+      [2, '/orchestration:workflow-orchestrator', 'API Error: 400'],
+    ])
+    expect(session.title).toMatch(/^\/orchestration:workflow-orchestrator pararell create Settings Page/)
+    const hooks = rows.filter((r) => /^<(session-start|user-prompt-submit)-hook>/.test(textOf(r)))
+    expect(hooks.map((r) => [r.source, r.isMeta, r.turn])).toEqual([
+      ['synthetic', true, 0], // line 5, before any prompt
+      ['synthetic', true, 2], // line 13, inside the second command's turn
+    ])
+  })
+
   test('a command the CLI answered alone stays bookkeeping (no turn)', () => {
     // edge_cases.jsonl: line 7 `/test-command`, answered by line 8 <local-command-stdout>, no
     // assistant entry before the next prompt
@@ -76,6 +97,51 @@ describe('1. A slash command that makes the model work opens a turn', () => {
 })
 
 describe('2. API errors show as error rows and count in no usage', () => {
+  test('Claude Code: a synthetic API-error entry answering a command is the turn’s error, with no usage', () => {
+    // pc-style-tui__b4dd57f7-….jsonl (Claude Code 1.0.73): the command
+    // /orchestration:workflow-orchestrator three times (lines 4, 12, 17, each with its isMeta
+    // expansion), each answered by an assistant entry Claude Code wrote in the model's place
+    // (lines 6, 14, 19: `isApiErrorMessage: true`, model <synthetic>, usage all 0, text
+    // "API Error: 400 {…model_not_supported…}"); then the prompt "a" (22) and one real response
+    // (lines 23-24, message msg_01PceA3gz8NJ4wtbkg3kYiRP: 45834 in, 385 out), interrupted (26).
+    const { rows, outline, usage } = stored(
+      real('claude/pc-style-tui__b4dd57f7-255b-49a5-8a92-962ad752c778.jsonl'),
+    )
+    // before: the errors were already error rows without usage, but the SessionStart hook's
+    // text (line 3) was a turn of its own, so the commands were turns 2-4 and "a" turn 5
+    const failed = rows.filter((r) => r.status === 'error')
+    expect(failed.map((r) => [r.role, r.turn, r.finish, r.usage, r.model])).toEqual([
+      ['assistant', 1, 'error', undefined, '<synthetic>'],
+      ['assistant', 2, 'error', undefined, '<synthetic>'],
+      ['assistant', 3, 'error', undefined, '<synthetic>'],
+    ])
+    expect(failed.every((r) => textOf(r).startsWith('API Error: 400 {"error"'))).toBe(true)
+    // each command's turn answers with the error, as Claude Code prints it; "a" with the text
+    expect(outline.map((e) => [e.turn, e.response.slice(0, 14)])).toEqual([
+      [1, 'API Error: 400'],
+      [2, 'API Error: 400'],
+      [3, 'API Error: 400'],
+      [4, "I'll orchestra"],
+    ])
+    // the one real response is the one call counted
+    expect(usage).toEqual({ input: 45834, output: 385, calls: 1 })
+  })
+
+  test('Claude Code: a prompt answered only by the synthetic error', () => {
+    // claude-mpm__9217ce88-….jsonl (Claude Code 1.0.59): line 1 a `summary` whose leaf is in a
+    // sibling session's file, line 2 the prompt, line 3 the synthetic "Invalid API key · Please
+    // run /login" (isApiErrorMessage, usage all 0).
+    const { rows, outline, usage } = stored(
+      real('claude/claude-mpm__9217ce88-3ece-41db-adc8-9fc8532c6314.jsonl'),
+    )
+    expect(rows.map((r) => [r.role, r.status, r.turn, r.usage])).toEqual([
+      ['user', 'complete', 1, undefined],
+      ['assistant', 'error', 1, undefined],
+    ])
+    expect(outline).toMatchObject([{ turn: 1, response: 'Invalid API key · Please run /login' }])
+    expect(usage).toEqual({ input: 0, output: 0, calls: 0 })
+  })
+
   // Written (no public file found shows them; shapes as Claude Code 2.1 writes them): line 1 a
   // prompt; lines 2 and 3 `system/api_error` retries (status 403, retryAttempt 1 and 2 of 10);
   // line 4 an assistant entry whose `message` is a proxy's error body
