@@ -320,6 +320,18 @@ describe('4. CLI notices are not prompts', () => {
     expect(rows.map((r) => [r.source, r.isMeta, r.turn])).toEqual(Array(4).fill(['synthetic', true, 0]))
     expect(textOf(rows[1]!)).toBe('Unknown slash command: exit')
   })
+  test('2.1 wraps the caveat in a tag; the notice after it is still the CLI’s', () => {
+    // Written from a real Claude Code 2.1 file that cannot be vendored (no licence;
+    // SOURCES.md): the caveat inside `<local-command-caveat>…</local-command-caveat>`, then
+    // "Unknown skill: usage" as a plain user line, twice; bookkeeping lines around them.
+    const { rows, outline, session } = recordsToRows(
+      parseTranscript(written('claude-unknown-skill-notice.jsonl')).records,
+    )
+    // before: the wrapped caveat was not seen as one: 2 turns, title "Unknown skill: usage"
+    expect(session.title).toBe('Claude Code session')
+    expect(outline).toEqual([])
+    expect(rows.map((r) => [r.source, r.isMeta, r.turn])).toEqual(Array(4).fill(['synthetic', true, 0]))
+  })
 })
 
 describe('5. Codex: a tool output given as one content item', () => {

@@ -798,6 +798,25 @@ const expected: Record<string, Expected> = {
     rows: 4,
     turns: 0,
   },
+  // Written (shape of a Claude Code 2.1 file that cannot be vendored, SOURCES.md): the caveat in
+  // `<local-command-caveat>`, "Unknown skill: usage", twice; bookkeeping lines around them.
+  'fixtures/written/claude-unknown-skill-notice.jsonl': {
+    format: 'claude',
+    sessionId: 'fx-claude-skill-notice',
+    title: 'Claude Code session',
+    messages: 4,
+    calls: 0,
+    results: 0,
+    paired: 0,
+    summaries: 0,
+    visible: 4,
+    inactive: 0,
+    hidden: 0,
+    messageCount: 4,
+    usage: { input: 0, output: 0, calls: 0 },
+    rows: 4,
+    turns: 0,
+  },
   // Written: the prompt (3/4), an exec_command call whose output is one content item, a token
   // count (3000 in, 40 out), a `stream_error` retry notice, an `error` event: 4 messages, the
   // result fills the call's part.
