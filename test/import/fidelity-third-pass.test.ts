@@ -142,9 +142,12 @@ describe('2. API errors show as error rows and count in no usage', () => {
     expect(usage).toEqual({ input: 0, output: 0, calls: 0 })
   })
 
-  // Written (no public file found shows them; shapes as Claude Code 2.1 writes them): line 1 a
-  // prompt; lines 2 and 3 `system/api_error` retries (status 403, retryAttempt 1 and 2 of 10);
-  // line 4 an assistant entry whose `message` is a proxy's error body
+  // Written: no public file we may vendor shows a `system/api_error` line or a provider's error
+  // body as `message`. Real `api_error` lines were found only in repositories without a licence
+  // (SOURCES.md names them); the importer was run on them here, not committed, and the second
+  // written file below copies their shape. This one: line 1 a prompt; lines 2 and 3
+  // `system/api_error` retries (status 403, retryAttempt 1 and 2 of 10); line 4 an assistant
+  // entry whose `message` is a proxy's error body
   // `{"Output":{"__type":"com.amazon.coral.service#UnknownOperationException"},…,"content":[]}`;
   // line 5 "Try again", line 6 the answer (usage 120 in, 9 out). Lines 2, 3 and 4 all name the
   // prompt as parent: the retries are childless side branches, the chain runs 6 5 4 1.
@@ -168,10 +171,32 @@ describe('2. API errors show as error rows and count in no usage', () => {
     expect(outline[0]).toMatchObject({ turn: 1, response: 'API Error: UnknownOperationException' })
   })
 
+  test('Claude Code: retries chained one under the other, as 2.1 writes them, then the synthetic error', () => {
+    // Written from the shape of the real 2.1.76 and 2.1.91 files (not vendorable, SOURCES.md):
+    // each retry is the child of the one before and the synthetic error the child of the last;
+    // the retry's `error` holds only a `cause` code. Line 1 the prompt, 2-3 the retries
+    // (ConnectionRefused, FailedToOpenSocket), 4 the synthetic "Request timed out", 5 "Try
+    // again", 6 the answer (3 + 200 + 15000 in, 14 out).
+    const { rows, outline, usage } = stored(written('claude-api-error-retries-chained.jsonl'))
+    expect(rows.map((r) => [r.role, r.status, r.turn, r.visibility, textOf(r)])).toEqual([
+      ['user', 'complete', 1, 'visible', 'Link the themes folder'],
+      ['system', 'error', 1, 'visible', 'API Error: ConnectionRefused (attempt 1 of 10)'],
+      ['system', 'error', 1, 'visible', 'API Error: FailedToOpenSocket (attempt 2 of 10)'],
+      ['assistant', 'error', 1, 'visible', 'Request timed out'],
+      ['user', 'complete', 2, 'visible', 'Try again'],
+      ['assistant', 'complete', 2, 'visible', 'Linked themes/ to the landing pages.'],
+    ])
+    expect(outline[0]).toMatchObject({ turn: 1, response: 'Request timed out' })
+    expect(usage).toEqual({ input: 15203, output: 14, calls: 1 })
+  })
+
   test('Codex: a `stream_error` retry and the `error` event are error rows; the usage stays on the call', () => {
-    // Written (Codex persists `EventMsg::Error`; no public rollout found with one): a prompt,
-    // an exec_command call and its output, a token count (3000 in, 40 out), a stream_error
-    // retry notice, then the error.
+    // Written: no public rollout we may vendor holds either event. Codex persists `error` only
+    // in its extended persistence mode and never `stream_error` (codex-rs/rollout/src/policy.rs
+    // in openai/codex); the one public rollout line seen with an `error` event
+    // (jazzyalex/agent-sessions, a format baseline) has its values replaced by its author. A
+    // prompt, an exec_command call and its output, a token count (3000 in, 40 out), a
+    // stream_error retry notice, then the error.
     const { rows, usage } = stored(written('codex-error-event-and-item-output.jsonl'))
     // before: both events were dropped: 2 rows, the turn ending on the tool call
     expect(rows.map((r) => [r.role, r.status, r.turn, textOf(r)])).toEqual([
@@ -310,7 +335,8 @@ describe('3. A parent missing from the file supersedes nothing', () => {
 
 describe('4. CLI notices are not prompts', () => {
   // Written (the shape of Claude Code 1.0 files: the isMeta local-command caveat, then the CLI's
-  // own "Unknown slash command: exit" as a plain user line), twice: /exit, then /quit.
+  // own "Unknown slash command: exit" as a plain user line), twice: /exit, then /quit. No public
+  // file shows "Unknown slash command"; see the 2.1 form below.
   test('a file of only caveats and notices has no prompt, no turn and no title of its own', () => {
     const { records } = parseTranscript(written('claude-unknown-command-notice.jsonl'))
     const { rows, outline, session } = recordsToRows(records)
@@ -320,6 +346,7 @@ describe('4. CLI notices are not prompts', () => {
     expect(rows.map((r) => [r.source, r.isMeta, r.turn])).toEqual(Array(4).fill(['synthetic', true, 0]))
     expect(textOf(rows[1]!)).toBe('Unknown slash command: exit')
   })
+
   test('2.1 wraps the caveat in a tag; the notice after it is still the CLI’s', () => {
     // Written from a real Claude Code 2.1 file that cannot be vendored (no licence;
     // SOURCES.md): the caveat inside `<local-command-caveat>…</local-command-caveat>`, then
@@ -336,7 +363,10 @@ describe('4. CLI notices are not prompts', () => {
 
 describe('5. Codex: a tool output given as one content item', () => {
   // Written: line 6 `function_call_output` with `"output":{"type":"input_text","text":"a.txt\n"}`
-  // (an object, not a list, not a string), the shape the last pass met.
+  // (an object, not a list, not a string), the shape the last pass met. No real file can show
+  // it: Codex writes `output` as a string or a list of content items (an untagged enum of the
+  // two, FunctionCallOutputBody in openai/codex); the one public occurrence is in the hand-made
+  // head of jazzyalex/agent-sessions' Codex format baseline. The rule stays as tolerance.
   test('its text is the output', () => {
     const { rows } = stored(written('codex-error-event-and-item-output.jsonl'))
     // before: output ''

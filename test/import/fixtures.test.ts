@@ -779,6 +779,27 @@ const expected: Record<string, Expected> = {
     rows: 6,
     turns: 2,
   },
+  // Written (the shape of Claude Code 2.1.76 files that cannot be vendored, SOURCES.md): a
+  // prompt, two api_error retries each the child of the one before (ConnectionRefused,
+  // FailedToOpenSocket), the synthetic "Request timed out" under the last, "Try again", the
+  // answer (3 + 200 + 15000 = 15203 in, 14 out). One chain: all 6 visible, 2 turns.
+  'fixtures/written/claude-api-error-retries-chained.jsonl': {
+    format: 'claude',
+    sessionId: 'fx-claude-chained-retries',
+    title: 'Link the themes folder',
+    messages: 6,
+    calls: 0,
+    results: 0,
+    paired: 0,
+    summaries: 0,
+    visible: 6,
+    inactive: 0,
+    hidden: 0,
+    messageCount: 6,
+    usage: { input: 15203, output: 14, calls: 1 },
+    rows: 6,
+    turns: 2,
+  },
   // Written (shape of Claude Code 1.0 files): caveat, "Unknown slash command: exit", caveat,
   // "Unknown slash command: quit". No prompt: no turn, the default title.
   'fixtures/written/claude-unknown-command-notice.jsonl': {
