@@ -65,6 +65,27 @@ describe('1. A slash command that makes the model work opens a turn', () => {
     )
   })
 
+  test('a hook’s text is no prompt and does not stand between a command and its answer', () => {
+    // pc-style-tui__484a2c13-….jsonl (Claude Code 1.0.73): line 5 `<session-start-hook>…` (what
+    // a SessionStart hook printed, as a user entry), line 6 the command
+    // /orchestration:workflow-orchestrator, 7 its isMeta expansion, 8 a synthetic API error; line
+    // 11 the same command again, 12 its expansion, 13 `<user-prompt-submit-hook>…`, 14 the error.
+    const text = real('claude/pc-style-tui__484a2c13-7a65-44ec-b6e3-baf0ca3062c2.jsonl')
+    const { rows, outline, session } = recordsToRows(parseTranscript(text).records)
+    // before: the hook text was turn 1 and the title; the second command, followed by the
+    // prompt hook's line, stayed meta inside turn 2: outline [hook, command]
+    expect(outline.map((e) => [e.turn, e.prompt.slice(0, 36), e.response.slice(0, 14)])).toEqual([
+      [1, '/orchestration:workflow-orchestrator', 'API Error: 400'],
+      [2, '/orchestration:workflow-orchestrator', 'API Error: 400'],
+    ])
+    expect(session.title).toMatch(/^\/orchestration:workflow-orchestrator pararell create Settings Page/)
+    const hooks = rows.filter((r) => /^<(session-start|user-prompt-submit)-hook>/.test(textOf(r)))
+    expect(hooks.map((r) => [r.source, r.isMeta, r.turn])).toEqual([
+      ['synthetic', true, 0], // line 5, before any prompt
+      ['synthetic', true, 2], // line 13, inside the second command's turn
+    ])
+  })
+
   test('a command the CLI answered alone stays bookkeeping (no turn)', () => {
     // edge_cases.jsonl: line 7 `/test-command`, answered by line 8 <local-command-stdout>, no
     // assistant entry before the next prompt
@@ -76,9 +97,57 @@ describe('1. A slash command that makes the model work opens a turn', () => {
 })
 
 describe('2. API errors show as error rows and count in no usage', () => {
-  // Written (no public file found shows them; shapes as Claude Code 2.1 writes them): line 1 a
-  // prompt; lines 2 and 3 `system/api_error` retries (status 403, retryAttempt 1 and 2 of 10);
-  // line 4 an assistant entry whose `message` is a proxy's error body
+  test('Claude Code: a synthetic API-error entry answering a command is the turn’s error, with no usage', () => {
+    // pc-style-tui__b4dd57f7-….jsonl (Claude Code 1.0.73): the command
+    // /orchestration:workflow-orchestrator three times (lines 4, 12, 17, each with its isMeta
+    // expansion), each answered by an assistant entry Claude Code wrote in the model's place
+    // (lines 6, 14, 19: `isApiErrorMessage: true`, model <synthetic>, usage all 0, text
+    // "API Error: 400 {…model_not_supported…}"); then the prompt "a" (22) and one real response
+    // (lines 23-24, message msg_01PceA3gz8NJ4wtbkg3kYiRP: 45834 in, 385 out), interrupted (26).
+    const { rows, outline, usage } = stored(
+      real('claude/pc-style-tui__b4dd57f7-255b-49a5-8a92-962ad752c778.jsonl'),
+    )
+    // before: the errors were already error rows without usage, but the SessionStart hook's
+    // text (line 3) was a turn of its own, so the commands were turns 2-4 and "a" turn 5
+    const failed = rows.filter((r) => r.status === 'error')
+    expect(failed.map((r) => [r.role, r.turn, r.finish, r.usage, r.model])).toEqual([
+      ['assistant', 1, 'error', undefined, '<synthetic>'],
+      ['assistant', 2, 'error', undefined, '<synthetic>'],
+      ['assistant', 3, 'error', undefined, '<synthetic>'],
+    ])
+    expect(failed.every((r) => textOf(r).startsWith('API Error: 400 {"error"'))).toBe(true)
+    // each command's turn answers with the error, as Claude Code prints it; "a" with the text
+    expect(outline.map((e) => [e.turn, e.response.slice(0, 14)])).toEqual([
+      [1, 'API Error: 400'],
+      [2, 'API Error: 400'],
+      [3, 'API Error: 400'],
+      [4, "I'll orchestra"],
+    ])
+    // the one real response is the one call counted
+    expect(usage).toEqual({ input: 45834, output: 385, calls: 1 })
+  })
+
+  test('Claude Code: a prompt answered only by the synthetic error', () => {
+    // claude-mpm__9217ce88-….jsonl (Claude Code 1.0.59): line 1 a `summary` whose leaf is in a
+    // sibling session's file, line 2 the prompt, line 3 the synthetic "Invalid API key · Please
+    // run /login" (isApiErrorMessage, usage all 0).
+    const { rows, outline, usage } = stored(
+      real('claude/claude-mpm__9217ce88-3ece-41db-adc8-9fc8532c6314.jsonl'),
+    )
+    expect(rows.map((r) => [r.role, r.status, r.turn, r.usage])).toEqual([
+      ['user', 'complete', 1, undefined],
+      ['assistant', 'error', 1, undefined],
+    ])
+    expect(outline).toMatchObject([{ turn: 1, response: 'Invalid API key · Please run /login' }])
+    expect(usage).toEqual({ input: 0, output: 0, calls: 0 })
+  })
+
+  // Written: no public file we may vendor shows a `system/api_error` line or a provider's error
+  // body as `message`. Real `api_error` lines were found only in repositories without a licence
+  // (SOURCES.md names them); the importer was run on them here, not committed, and the second
+  // written file below copies their shape. This one: line 1 a prompt; lines 2 and 3
+  // `system/api_error` retries (status 403, retryAttempt 1 and 2 of 10); line 4 an assistant
+  // entry whose `message` is a proxy's error body
   // `{"Output":{"__type":"com.amazon.coral.service#UnknownOperationException"},…,"content":[]}`;
   // line 5 "Try again", line 6 the answer (usage 120 in, 9 out). Lines 2, 3 and 4 all name the
   // prompt as parent: the retries are childless side branches, the chain runs 6 5 4 1.
@@ -102,10 +171,32 @@ describe('2. API errors show as error rows and count in no usage', () => {
     expect(outline[0]).toMatchObject({ turn: 1, response: 'API Error: UnknownOperationException' })
   })
 
+  test('Claude Code: retries chained one under the other, as 2.1 writes them, then the synthetic error', () => {
+    // Written from the shape of the real 2.1.76 and 2.1.91 files (not vendorable, SOURCES.md):
+    // each retry is the child of the one before and the synthetic error the child of the last;
+    // the retry's `error` holds only a `cause` code. Line 1 the prompt, 2-3 the retries
+    // (ConnectionRefused, FailedToOpenSocket), 4 the synthetic "Request timed out", 5 "Try
+    // again", 6 the answer (3 + 200 + 15000 in, 14 out).
+    const { rows, outline, usage } = stored(written('claude-api-error-retries-chained.jsonl'))
+    expect(rows.map((r) => [r.role, r.status, r.turn, r.visibility, textOf(r)])).toEqual([
+      ['user', 'complete', 1, 'visible', 'Link the themes folder'],
+      ['system', 'error', 1, 'visible', 'API Error: ConnectionRefused (attempt 1 of 10)'],
+      ['system', 'error', 1, 'visible', 'API Error: FailedToOpenSocket (attempt 2 of 10)'],
+      ['assistant', 'error', 1, 'visible', 'Request timed out'],
+      ['user', 'complete', 2, 'visible', 'Try again'],
+      ['assistant', 'complete', 2, 'visible', 'Linked themes/ to the landing pages.'],
+    ])
+    expect(outline[0]).toMatchObject({ turn: 1, response: 'Request timed out' })
+    expect(usage).toEqual({ input: 15203, output: 14, calls: 1 })
+  })
+
   test('Codex: a `stream_error` retry and the `error` event are error rows; the usage stays on the call', () => {
-    // Written (Codex persists `EventMsg::Error`; no public rollout found with one): a prompt,
-    // an exec_command call and its output, a token count (3000 in, 40 out), a stream_error
-    // retry notice, then the error.
+    // Written: no public rollout we may vendor holds either event. Codex persists `error` only
+    // in its extended persistence mode and never `stream_error` (codex-rs/rollout/src/policy.rs
+    // in openai/codex); the one public rollout line seen with an `error` event
+    // (jazzyalex/agent-sessions, a format baseline) has its values replaced by its author. A
+    // prompt, an exec_command call and its output, a token count (3000 in, 40 out), a
+    // stream_error retry notice, then the error.
     const { rows, usage } = stored(written('codex-error-event-and-item-output.jsonl'))
     // before: both events were dropped: 2 rows, the turn ending on the tool call
     expect(rows.map((r) => [r.role, r.status, r.turn, textOf(r)])).toEqual([
@@ -244,7 +335,8 @@ describe('3. A parent missing from the file supersedes nothing', () => {
 
 describe('4. CLI notices are not prompts', () => {
   // Written (the shape of Claude Code 1.0 files: the isMeta local-command caveat, then the CLI's
-  // own "Unknown slash command: exit" as a plain user line), twice: /exit, then /quit.
+  // own "Unknown slash command: exit" as a plain user line), twice: /exit, then /quit. No public
+  // file shows "Unknown slash command"; see the 2.1 form below.
   test('a file of only caveats and notices has no prompt, no turn and no title of its own', () => {
     const { records } = parseTranscript(written('claude-unknown-command-notice.jsonl'))
     const { rows, outline, session } = recordsToRows(records)
@@ -254,11 +346,27 @@ describe('4. CLI notices are not prompts', () => {
     expect(rows.map((r) => [r.source, r.isMeta, r.turn])).toEqual(Array(4).fill(['synthetic', true, 0]))
     expect(textOf(rows[1]!)).toBe('Unknown slash command: exit')
   })
+
+  test('2.1 wraps the caveat in a tag; the notice after it is still the CLI’s', () => {
+    // Written from a real Claude Code 2.1 file that cannot be vendored (no licence;
+    // SOURCES.md): the caveat inside `<local-command-caveat>…</local-command-caveat>`, then
+    // "Unknown skill: usage" as a plain user line, twice; bookkeeping lines around them.
+    const { rows, outline, session } = recordsToRows(
+      parseTranscript(written('claude-unknown-skill-notice.jsonl')).records,
+    )
+    // before: the wrapped caveat was not seen as one: 2 turns, title "Unknown skill: usage"
+    expect(session.title).toBe('Claude Code session')
+    expect(outline).toEqual([])
+    expect(rows.map((r) => [r.source, r.isMeta, r.turn])).toEqual(Array(4).fill(['synthetic', true, 0]))
+  })
 })
 
 describe('5. Codex: a tool output given as one content item', () => {
   // Written: line 6 `function_call_output` with `"output":{"type":"input_text","text":"a.txt\n"}`
-  // (an object, not a list, not a string), the shape the last pass met.
+  // (an object, not a list, not a string), the shape the last pass met. No real file can show
+  // it: Codex writes `output` as a string or a list of content items (an untagged enum of the
+  // two, FunctionCallOutputBody in openai/codex); the one public occurrence is in the hand-made
+  // head of jazzyalex/agent-sessions' Codex format baseline. The rule stays as tolerance.
   test('its text is the output', () => {
     const { rows } = stored(written('codex-error-event-and-item-output.jsonl'))
     // before: output ''

@@ -687,6 +687,78 @@ const expected: Record<string, Expected> = {
     skipped: [{ reason: 'missing_parent', count: 6, lines: [1, 2, 3, 4, 5] }],
     turns: 1,
   },
+  // Claude Code 1.0.73, 26 lines: SessionStart hook notices (system, lines 1-2), the hook's text
+  // as a user entry (3, `<session-start-hook>`: the tool's), the custom command
+  // /orchestration:workflow-orchestrator (4) with its isMeta expansion (5) answered by a
+  // synthetic API error (6, `isApiErrorMessage`, model <synthetic>, all-zero usage), two Stop
+  // hook notices (7-8), the caveat (9), `/model` (10) and its stdout (11), the command again
+  // (12-13, error 14, notices 15-16) and again (17-18, error 19, notices 20-21), the prompt "a"
+  // (22), one response (msg_01PceA3gz8NJ4wtbkg3kYiRP: text 23, TodoWrite 24; 45834 in, 385
+  // out), its result (25) and "[Request interrupted by user]" (26, marks 24). Messages: 8
+  // system + 11 user + 5 assistant = 24; the result makes 25 visible records. The errors carry
+  // no usage: one call. Turns: the three commands (each answered, by an error) and "a".
+  'claude/pc-style-tui__b4dd57f7-255b-49a5-8a92-962ad752c778.jsonl': {
+    format: 'claude',
+    sessionId: 'b4dd57f7-255b-49a5-8a92-962ad752c778',
+    title:
+      '/orchestration:workflow-orchestrator pararell create Settings Page - Comprehensive settings interfa…',
+    messages: 24,
+    calls: 1,
+    results: 1,
+    paired: 1,
+    summaries: 0,
+    visible: 25,
+    inactive: 0,
+    hidden: 0,
+    messageCount: 24,
+    usage: { input: 45834, output: 385, calls: 1 },
+    rows: 24,
+    turns: 4,
+  },
+  // Claude Code 1.0.73, 16 lines: two `summary` lines whose leafUuid is in another file (1-2),
+  // SessionStart notices (3-4), the hook's text (5), the command (6-7) answered by a synthetic
+  // API error (8), Stop notices (9-10), the command again (11-12), a `<user-prompt-submit-hook>`
+  // entry (13), the error (14), Stop notices (15-16). Messages 6 system + 6 user + 2
+  // assistant = 14; no usage. Turns: lines 6 and 11 (the hook at 13 rides with the command).
+  'claude/pc-style-tui__484a2c13-7a65-44ec-b6e3-baf0ca3062c2.jsonl': {
+    format: 'claude',
+    sessionId: '484a2c13-7a65-44ec-b6e3-baf0ca3062c2',
+    title:
+      '/orchestration:workflow-orchestrator pararell create Settings Page - Comprehensive settings interfa…',
+    messages: 14,
+    calls: 0,
+    results: 0,
+    paired: 0,
+    summaries: 0,
+    visible: 14,
+    inactive: 0,
+    hidden: 0,
+    messageCount: 14,
+    usage: { input: 0, output: 0, calls: 0 },
+    rows: 14,
+    turns: 2,
+  },
+  // Claude Code 1.0.59, 3 lines: a `summary` ("Invalid API key · Please run /login") whose
+  // leafUuid is an entry of a sibling session's file, the prompt, and the synthetic error
+  // answering it (isApiErrorMessage, all-zero usage). Title: the prompt.
+  'claude/claude-mpm__9217ce88-3ece-41db-adc8-9fc8532c6314.jsonl': {
+    format: 'claude',
+    sessionId: '9217ce88-3ece-41db-adc8-9fc8532c6314',
+    title:
+      'You are the Project Manager. Please delegate these tasks: **poc-engineer**: Create a simple Python …',
+    messages: 2,
+    calls: 0,
+    results: 0,
+    paired: 0,
+    summaries: 0,
+    visible: 2,
+    inactive: 0,
+    hidden: 0,
+    messageCount: 2,
+    usage: { input: 0, output: 0, calls: 0 },
+    rows: 2,
+    turns: 1,
+  },
   // Written (shapes of Claude Code 2.1 files): a prompt, two api_error retries, an assistant
   // entry whose message is a proxy's error body (all three children of the prompt), "Try
   // again", the answer (120 in, 9 out). The retries join the path: all 6 visible.
@@ -707,11 +779,51 @@ const expected: Record<string, Expected> = {
     rows: 6,
     turns: 2,
   },
+  // Written (the shape of Claude Code 2.1.76 files that cannot be vendored, SOURCES.md): a
+  // prompt, two api_error retries each the child of the one before (ConnectionRefused,
+  // FailedToOpenSocket), the synthetic "Request timed out" under the last, "Try again", the
+  // answer (3 + 200 + 15000 = 15203 in, 14 out). One chain: all 6 visible, 2 turns.
+  'fixtures/written/claude-api-error-retries-chained.jsonl': {
+    format: 'claude',
+    sessionId: 'fx-claude-chained-retries',
+    title: 'Link the themes folder',
+    messages: 6,
+    calls: 0,
+    results: 0,
+    paired: 0,
+    summaries: 0,
+    visible: 6,
+    inactive: 0,
+    hidden: 0,
+    messageCount: 6,
+    usage: { input: 15203, output: 14, calls: 1 },
+    rows: 6,
+    turns: 2,
+  },
   // Written (shape of Claude Code 1.0 files): caveat, "Unknown slash command: exit", caveat,
   // "Unknown slash command: quit". No prompt: no turn, the default title.
   'fixtures/written/claude-unknown-command-notice.jsonl': {
     format: 'claude',
     sessionId: 'fx-claude-notice',
+    title: 'Claude Code session',
+    messages: 4,
+    calls: 0,
+    results: 0,
+    paired: 0,
+    summaries: 0,
+    visible: 4,
+    inactive: 0,
+    hidden: 0,
+    messageCount: 4,
+    usage: { input: 0, output: 0, calls: 0 },
+    rows: 4,
+    turns: 0,
+  },
+  // Written (shape of a Claude Code 2.1 file that cannot be vendored, SOURCES.md): the caveat in
+  // `<local-command-caveat>`, "Unknown skill: usage", twice; bookkeeping lines around them.
+  'fixtures/written/claude-unknown-skill-notice.jsonl': {
+    format: 'claude',
+    sessionId: 'fx-claude-skill-notice',
     title: 'Claude Code session',
     messages: 4,
     calls: 0,
