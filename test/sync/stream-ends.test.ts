@@ -5,9 +5,19 @@
  * bounds the requests a device makes, so a loop that spins fails it.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest'
-import type { SyncStatus } from '../../src/schema/sync'
-import { countRequests, type RequestMatch } from './faults'
-import { converged, type Device, device, expectSameSession, startServer, turn } from './support'
+import { createSessionView } from '../../src/client/session-view'
+import type { SyncBatch, SyncStatus } from '../../src/schema/sync'
+import { countRequests, offlineSwitch, type RequestMatch } from './faults'
+import {
+  allEvents,
+  allRows,
+  converged,
+  type Device,
+  device,
+  expectSameSession,
+  startServer,
+  turn,
+} from './support'
 
 /** A long-poll at the tail ends empty (204) after this long. */
 const LONG_POLL_MS = 100
@@ -30,6 +40,27 @@ const make = (...args: Parameters<typeof device>) => {
   return d
 }
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const streamOf = (id: string) => `${server.url}/v1/stream/sessionline/${encodeURIComponent(id)}`
+const streamMessages = async (id: string): Promise<unknown[]> =>
+  (await fetch(`${streamOf(id)}?offset=-1`)).json() as Promise<unknown[]>
+
+/** Asks `check` until it holds, for at most `ms`; throws what it last saw otherwise. */
+async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, ms = 8_000): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const value = await read()
+    if (check(value)) return value
+    if (Date.now() > end) throw new Error(`still ${JSON.stringify(value)}`)
+    await pause(20)
+  }
+}
+
+/** Closes a stream the way any writer may (an empty POST with Stream-Closed: true). */
+async function closeStream(id: string) {
+  const closed = await fetch(streamOf(id), { method: 'POST', headers: { 'Stream-Closed': 'true' } })
+  expect(closed.status).toBe(204)
+  expect(closed.headers.get('stream-closed')).toBe('true')
+}
 const longPolls: RequestMatch = (r) => r.method === 'GET' && r.url.includes('live=long-poll')
 
 /** Every sync status published to the session's watchers, in order. */
@@ -81,4 +112,87 @@ test('long-polls that time out with no data: the device stays live, waits in eac
   watched.stop()
   const { events } = await expectSameSession([a, b], id)
   expect(events.filter((e) => e.type === 'turn/start')).toHaveLength(2)
+})
+
+test('a stream closed by someone else: error `closed` once what it holds is folded, local writes kept pending, no more requests', async () => {
+  const aSwitch = offlineSwitch()
+  const aCounted = countRequests({ fetch: aSwitch.fetch })
+  const bCounted = countRequests()
+  const a = make('a', { sync: { fetch: aCounted.fetch } })
+  const b = make('b', { sync: { fetch: bCounted.fetch } })
+  const id = await pair(a, b)
+  // a writes while cut off; b writes and pushes; then someone closes the stream.
+  aSwitch.offline = true
+  await turn(a.engine, id, 'written offline on a')
+  await turn(b.engine, id, 'pushed by b before the close')
+  await until(
+    () => b.engine.syncStatus(id),
+    (s) => s?.state === 'live' && s.pending === 0,
+  )
+  await closeStream(id)
+  const atClose = await streamMessages(id)
+
+  // b, a reader at the tail: its long-poll ends at once on a closed stream, and it stops.
+  const bStatus = await until(
+    () => b.engine.syncStatus(id),
+    (s) => s?.state === 'error',
+  )
+  expect(bStatus).toMatchObject({ state: 'error', pending: 0, error: { code: 'closed' } })
+  const bEvents = await allEvents(b.engine, id)
+
+  // a comes back: its append is refused, it still reads the stream to its end (b's turn, folded
+  // whole, its own turn rebased after it) and stops with its turn pending, in the outbox.
+  const view = createSessionView(a.engine, id)
+  const backOnline = aCounted.count()
+  aSwitch.offline = false
+  try {
+    const aStatus = await until(
+      () => a.engine.syncStatus(id),
+      (s) => s?.state === 'error',
+    )
+    expect(aStatus).toMatchObject({ state: 'error', error: { code: 'closed' } })
+    const aEvents = await allEvents(a.engine, id)
+    expect(aEvents.slice(0, bEvents.length)).toEqual(bEvents)
+    expect(aStatus.pending).toBe(aEvents.length - bEvents.length)
+    expect(aStatus.pending).toBeGreaterThan(0)
+    const texts = (await allRows(a.engine, id)).flatMap((r) =>
+      r.parts.map((p) => ('text' in p ? p.text : '')),
+    )
+    expect(texts).toContain('written offline on a')
+    expect(texts).toContain('pushed by b before the close')
+    // The view shows the state, and its pending follows a write made after the stop.
+    await until(
+      async () => view.getSnapshot().sync,
+      (s) => s?.state === 'error' && s.error?.code === 'closed' && s.pending === aStatus.pending,
+    )
+    await turn(a.engine, id, 'written after the close')
+    const more = (await allEvents(a.engine, id)).length - bEvents.length
+    expect((await a.engine.syncStatus(id))?.pending).toBe(more)
+    await until(
+      async () => view.getSnapshot().sync,
+      (s) => s?.pending === more,
+    )
+    expect(view.getSnapshot().sync).toMatchObject({ state: 'error', error: { code: 'closed' } })
+  } finally {
+    view.dispose()
+  }
+
+  // Nothing was appended after the close, and neither device asks anything more: no retry loop.
+  expect(await streamMessages(id)).toEqual(atClose)
+  const asked = [aCounted.count(), bCounted.count()]
+  await pause(5 * LONG_POLL_MS)
+  expect([aCounted.count(), bCounted.count()]).toEqual(asked)
+  // Back online, a tried its batch once; the refusal was not retried.
+  expect(aCounted.requests.slice(backOnline).filter((r) => r.method === 'POST')).toHaveLength(1)
+
+  // Syncing it again finds it closed at once (a PUT, a HEAD, one read) and stops the same way.
+  await b.engine.unsync(id)
+  const before = bCounted.count()
+  expect(await b.engine.sync(id, { url: server.url })).toMatchObject({
+    state: 'error',
+    error: { code: 'closed' },
+  })
+  expect(bCounted.requests.slice(before).map((r) => r.method)).toEqual(['PUT', 'HEAD', 'GET'])
+  expect(await allEvents(b.engine, id)).toEqual(bEvents)
+  expect((atClose as SyncBatch[]).every((m) => m.kind === 'batch')).toBe(true)
 })
