@@ -83,6 +83,12 @@ export const StreamFailureKind = z.enum([
    * readable): `error`, stopped once what it holds is read; this device's events stay pending.
    */
   'closed',
+  /**
+   * What the stream holds cannot be stored here: its rows take ids another session of this
+   * database holds (a stream forked on the server from a session this device holds): `error`,
+   * stopped; nothing of it applied.
+   */
+  'conflict',
   /** An answer the protocol does not allow (a body that is not a JSON array, a missing header): retried, `error`. */
   'bad_response',
   /** Another 4xx: the server refused the request itself: `error`, stopped. */

@@ -15,7 +15,7 @@
 import { nanoid } from 'nanoid'
 import { claimantAt } from '../core/sync-claim'
 import type { SessionSync, SyncDriver, SyncHost, Unsubscribe } from '../engine/types'
-import { SessionlineError } from '../schema/errors'
+import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
 import type { SyncOptions, SyncStatus } from '../schema/sync'
 import type { SendMark, SyncStateRow } from '../store/db'
@@ -382,7 +382,16 @@ function startLoop(
     }
     const plan = planPull(view, read.messages, read.nextOffset, host.putFolds)
     if (plan.kind === 'not-settled') return false
-    if (!(await commitPull(db, plan.commit))) {
+    let committed: boolean
+    try {
+      committed = await commitPull(db, plan.commit)
+    } catch (error) {
+      // Rows whose ids another session holds: retrying cannot help.
+      if (isSessionlineError(error) && error.code === 'conflict')
+        throw new StreamFailure('conflict', error.message)
+      throw error
+    }
+    if (!committed) {
       const now = await readSyncView(db, sessionId)
       if (now.state?.epoch !== producer!.epoch) throw fencedHere()
       return true // the log moved meanwhile: read again from the same offset
@@ -475,7 +484,8 @@ function startLoop(
             : failure.kind === 'not_found' ||
                 failure.kind === 'gone' ||
                 failure.kind === 'refused' ||
-                failure.kind === 'closed'
+                failure.kind === 'closed' ||
+                failure.kind === 'conflict'
               ? 'error'
               : undefined
         if (terminal) {

@@ -76,9 +76,10 @@ function failureOf(response: Response, now: number, what: string): StreamFailure
 }
 
 /**
- * Creates the session's JSON stream, or finds it there (PUT is idempotent for the same type and
- * state). A closed stream answers the PUT 409 as for another configuration, saying nothing of
- * the close: a HEAD tells the two apart.
+ * Creates the session's JSON stream, or finds it there. PUT is idempotent only for the same
+ * configuration: a stream made otherwise (forked on the server, given a TTL, closed) answers 409
+ * without saying why, so a HEAD looks: an open JSON stream is used as it is, a closed one is
+ * `closed`, anything else is refused.
  */
 export async function ensureStream(fetchFn: FetchLike, url: string, now = Date.now()): Promise<void> {
   const response = await send(fetchFn, url, {
@@ -91,9 +92,11 @@ export async function ensureStream(fetchFn: FetchLike, url: string, now = Date.n
   if (response.status !== 409) throw failure
   const head = await send(fetchFn, url, { method: 'HEAD' })
   await head.body?.cancel().catch(() => undefined)
-  if (head.status === 200 && head.headers.get('stream-closed') === 'true')
+  if (head.status !== 200) throw failure
+  if (head.headers.get('stream-closed') === 'true')
     throw new StreamFailure('closed', 'create the stream: it exists and is closed (409)', { status: 409 })
-  throw failure
+  const type = head.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase()
+  if (type !== 'application/json') throw failure
 }
 
 /** Whether the server appended the message now or had it already (a retry of an append it took). */

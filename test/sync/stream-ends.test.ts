@@ -146,10 +146,10 @@ test('a stream closed by someone else: error `closed` once what it holds is fold
   const backOnline = aCounted.count()
   aSwitch.offline = false
   try {
-    const aStatus = await until(
+    const aStatus = (await until(
       () => a.engine.syncStatus(id),
       (s) => s?.state === 'error',
-    )
+    ))!
     expect(aStatus).toMatchObject({ state: 'error', error: { code: 'closed' } })
     const aEvents = await allEvents(a.engine, id)
     expect(aEvents.slice(0, bEvents.length)).toEqual(bEvents)
@@ -195,4 +195,111 @@ test('a stream closed by someone else: error `closed` once what it holds is fold
   expect(bCounted.requests.slice(before).map((r) => r.method)).toEqual(['PUT', 'HEAD', 'GET'])
   expect(await allEvents(b.engine, id)).toEqual(bEvents)
   expect((atClose as SyncBatch[]).every((m) => m.kind === 'batch')).toBe(true)
+})
+
+/** Events without the session they belong to: a fork's prefix has the source's events under another id. */
+const unowned = (events: readonly { sessionId: string }[]) => events.map(({ sessionId: _, ...rest }) => rest)
+const textsOf = async (d: Device, sessionId: string) =>
+  (await allRows(d.engine, sessionId)).flatMap((r) => r.parts.map((p) => ('text' in p ? p.text : '')))
+
+test('a stream forked on the server reads as one log (the prefix, then what follows); a device holding the source is refused, `conflict`, nothing applied', async () => {
+  const counted = countRequests()
+  const a = make('a', { sync: { fetch: counted.fetch } })
+  const { id } = await a.engine.createSession({ title: 'source' })
+  await turn(a.engine, id, 'before the fork')
+  await a.engine.sync(id, { url: server.url })
+  await converged([a], id)
+  const prefix = await allEvents(a.engine, id)
+  const forkId = `${id}-fork`
+  const forked = await fetch(streamOf(forkId), {
+    method: 'PUT',
+    headers: { 'Stream-Forked-From': new URL(streamOf(id)).pathname },
+  })
+  expect(forked.status).toBe(201)
+  await turn(a.engine, id, 'in the source after the fork')
+  await converged([a], id)
+  const source = await streamMessages(id)
+
+  // Devices that hold neither read the source's prefix and the fork's own messages as one log.
+  const c = make('c')
+  const d = make('d')
+  await c.engine.sync(forkId, { url: server.url })
+  await converged([c], forkId)
+  expect(unowned(await allEvents(c.engine, forkId))).toEqual(unowned(prefix))
+  await turn(c.engine, forkId, 'in the fork')
+  await d.engine.sync(forkId, { url: server.url })
+  await converged([c, d], forkId)
+  const { events } = await expectSameSession([c, d], forkId)
+  expect(unowned(events.slice(0, prefix.length))).toEqual(unowned(prefix))
+  expect(events.length).toBeGreaterThan(prefix.length)
+  expect(await textsOf(d, forkId)).toContain('in the fork')
+  expect(await textsOf(d, forkId)).not.toContain('in the source after the fork')
+  expect(await streamMessages(id)).toEqual(source)
+
+  // The device that holds the source: the fork's rows take ids its source rows hold (ids are
+  // global). A conflict, stopped, nothing of the fork written, the source's rows untouched.
+  const rows = await allRows(a.engine, id)
+  const before = counted.count()
+  await a.engine.sync(forkId, { url: server.url })
+  const status = await until(
+    () => a.engine.syncStatus(forkId),
+    (s) => s?.state === 'error',
+  )
+  expect(status).toMatchObject({ state: 'error', error: { code: 'conflict' } })
+  expect(await a.engine.getSession(forkId)).toBeUndefined()
+  expect(await allRows(a.engine, id)).toEqual(rows)
+  const asked = counted.count()
+  await pause(5 * LONG_POLL_MS)
+  // The source's own loop long-polls on; the fork's asks nothing more.
+  const since = counted.requests.slice(before)
+  expect(since.filter((r) => r.url.includes(encodeURIComponent(forkId))).length).toBeLessThanOrEqual(2)
+  expect(counted.requests.slice(asked).filter((r) => r.url.includes(encodeURIComponent(forkId)))).toEqual([])
+})
+
+test("a batch in another session's stream that reuses a row id this database holds: `conflict`, the row stays where it is", async () => {
+  const a = make('a')
+  const s = await a.engine.createSession({ title: 'holds the row' })
+  await turn(a.engine, s.id, 'a row of s')
+  const t = await a.engine.createSession({ title: 'gets the forged batch' })
+  const head = await turn(a.engine, t.id, 'a row of t')
+  await a.engine.sync(s.id, { url: server.url })
+  await a.engine.sync(t.id, { url: server.url })
+  await converged([a], s.id)
+  await converged([a], t.id)
+  const sRows = await allRows(a.engine, s.id)
+  const tEvents = await allEvents(a.engine, t.id)
+  const taken = sRows.find((r) => r.role === 'user')!.id
+  // A well-formed turn that folds on t's log, whose prompt takes the id of s's prompt. On a
+  // device with nothing unconfirmed, others' turns are appended and their rows put by id.
+  const forged: SyncBatch = {
+    v: 1,
+    kind: 'batch',
+    device: 'forger',
+    batchId: 'forged',
+    parentHead: head,
+    baseTurn: 1,
+    events: [
+      { type: 'turn/start', data: { turn: 2 }, at: 1 },
+      {
+        type: 'user/message',
+        data: { inputId: taken, text: 'not yours', delivery: 'queue', source: 'user' },
+        at: 1,
+      },
+      { type: 'turn/end', data: { turn: 2, reason: 'completed' }, at: 1 },
+    ],
+  }
+  const posted = await fetch(streamOf(t.id), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify([forged]),
+  })
+  expect(posted.status).toBe(204)
+  const status = await until(
+    () => a.engine.syncStatus(t.id),
+    (st) => st?.state === 'error',
+  )
+  expect(status).toMatchObject({ state: 'error', error: { code: 'conflict' } })
+  expect(await allRows(a.engine, s.id)).toEqual(sRows)
+  expect(await allEvents(a.engine, t.id)).toEqual(tEvents)
+  expect(await a.engine.syncStatus(s.id)).toMatchObject({ state: 'live' })
 })
