@@ -55,6 +55,11 @@ async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, ms
   }
 }
 
+/** Events without the session they belong to: a fork's prefix has the source's events under another id. */
+const unowned = (events: readonly { sessionId: string }[]) => events.map(({ sessionId: _, ...rest }) => rest)
+const textsOf = async (d: Device, sessionId: string) =>
+  (await allRows(d.engine, sessionId)).flatMap((r) => r.parts.map((p) => ('text' in p ? p.text : '')))
+
 /** Closes a stream the way any writer may (an empty POST with Stream-Closed: true). */
 async function closeStream(id: string) {
   const closed = await fetch(streamOf(id), { method: 'POST', headers: { 'Stream-Closed': 'true' } })
@@ -195,12 +200,23 @@ test('a stream closed by someone else: error `closed` once what it holds is fold
   expect(bCounted.requests.slice(before).map((r) => r.method)).toEqual(['PUT', 'HEAD', 'GET'])
   expect(await allEvents(b.engine, id)).toEqual(bEvents)
   expect((atClose as SyncBatch[]).every((m) => m.kind === 'batch')).toBe(true)
-})
 
-/** Events without the session they belong to: a fork's prefix has the source's events under another id. */
-const unowned = (events: readonly { sessionId: string }[]) => events.map(({ sessionId: _, ...rest }) => rest)
-const textsOf = async (d: Device, sessionId: string) =>
-  (await allRows(d.engine, sessionId)).flatMap((r) => r.parts.map((p) => ('text' in p ? p.text : '')))
+  // The way on: a fork holds the visible path (here a's branch, its pending turns with it) and
+  // syncs to a stream of its own.
+  const fork = await a.engine.fork(id, { title: 'after the close' })
+  await a.engine.sync(fork.id, { url: server.url })
+  await b.engine.sync(fork.id, { url: server.url })
+  await converged([a, b], fork.id)
+  await expectSameSession([a, b], fork.id)
+  expect(await textsOf(b, fork.id)).toEqual([
+    'one',
+    're: one',
+    'written offline on a',
+    're: written offline on a',
+    'written after the close',
+    're: written after the close',
+  ])
+})
 
 test('a stream forked on the server reads as one log (the prefix, then what follows); a device holding the source is refused, `conflict`, nothing applied', async () => {
   const counted = countRequests()
@@ -302,4 +318,39 @@ test("a batch in another session's stream that reuses a row id this database hol
   expect(await allRows(a.engine, s.id)).toEqual(sRows)
   expect(await allEvents(a.engine, t.id)).toEqual(tEvents)
   expect(await a.engine.syncStatus(s.id)).toMatchObject({ state: 'live' })
+})
+
+test("the engine's fork of a synced session: nothing of it reaches the source's stream; it syncs only when asked, to a stream of its own", async () => {
+  const counted = countRequests()
+  const a = make('a', { sync: { fetch: counted.fetch } })
+  const b = make('b')
+  const id = await pair(a, b)
+  const source = await streamMessages(id)
+  const fork = await a.engine.fork(id, { title: 'the fork' })
+  await turn(a.engine, fork.id, 'only in the fork')
+  // Rounds of the source's loop go by: it has nothing to push, and the fork is not synced.
+  await pause(3 * LONG_POLL_MS)
+  expect(await streamMessages(id)).toEqual(source)
+  expect(await a.engine.syncStatus(fork.id)).toBeUndefined()
+  expect(counted.requests.filter((r) => r.url.includes(encodeURIComponent(fork.id)))).toEqual([])
+  expect((await fetch(`${streamOf(fork.id)}?offset=-1`)).status).toBe(404)
+  expect(await b.engine.getSession(fork.id)).toBeUndefined()
+
+  // The source syncs on as before, without the fork's turn.
+  await turn(a.engine, id, 'in the source after the fork')
+  await converged([a, b], id)
+  await expectSameSession([a, b], id)
+  expect(await textsOf(b, id)).not.toContain('only in the fork')
+
+  // Asked, the fork syncs to its own stream, and another device that holds the source takes it:
+  // its rows have ids of their own.
+  await a.engine.sync(fork.id, { url: server.url })
+  await b.engine.sync(fork.id, { url: server.url })
+  await converged([a, b], fork.id)
+  const { rows } = await expectSameSession([a, b], fork.id)
+  expect(await textsOf(b, fork.id)).toEqual(expect.arrayContaining(['one', 'only in the fork']))
+  expect(await textsOf(b, fork.id)).not.toContain('in the source after the fork')
+  const sourceIds = new Set((await allRows(b.engine, id)).map((r) => r.id))
+  expect(rows.filter((r) => sourceIds.has(r.id))).toEqual([])
+  expect(JSON.stringify(await streamMessages(id))).not.toContain('only in the fork')
 })
