@@ -10,7 +10,14 @@
  *   await engine.syncStatus(sessionId) // { state: 'live', pending: 0 }
  */
 export type { SessionSync, SyncDriver, SyncHost } from './engine/types'
-export type { SyncBatch, SyncOptions, SyncStateName, SyncStatus } from './schema/sync'
+export type {
+  StreamFailureKind,
+  SyncBatch,
+  SyncErrorCode,
+  SyncOptions,
+  SyncStateName,
+  SyncStatus,
+} from './schema/sync'
 export type { BackoffPolicy } from './sync/backoff'
 export { createSessionSync, type SessionSyncOptions } from './sync/session-sync'
-export type { FetchLike, StreamFailureKind } from './sync/stream-http'
+export type { FetchLike } from './sync/stream-http'

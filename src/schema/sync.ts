@@ -13,6 +13,7 @@
  */
 import { z } from 'zod'
 import { Id, Timestamp } from './common'
+import type { ErrorCode } from './errors'
 import { SessionEvent } from './events'
 
 /** An event as a batch carries it: the authored event and the time its device stamped on it. */
@@ -63,6 +64,46 @@ export type SyncOptions = z.infer<typeof SyncOptions>
 export const SyncStateName = z.enum(['live', 'offline', 'pushing', 'pulling', 'fenced', 'error'])
 export type SyncStateName = z.infer<typeof SyncStateName>
 
+/** What went wrong with a request to the stream, by what the sync does about it. */
+export const StreamFailureKind = z.enum([
+  /** No answer (network down, request lost): retry later, `offline`. */
+  'network',
+  /** 429 or 5xx: retry after `retryAfterMs` or a backoff, `offline`. */
+  'busy',
+  /** 403: a newer engine pushes for this device (its epoch is higher): `fenced`, stopped. */
+  'fenced',
+  /** 409 with `Producer-Expected-Seq`: send again with that seq. */
+  'gap',
+  /** 404: the stream does not exist (deleted, or never created): `error`, stopped. */
+  'not_found',
+  /** 410: the offset is older than what the server retains: `error`, stopped. */
+  'gone',
+  /**
+   * The stream was closed (end of stream: it takes no more appends, what it holds stays
+   * readable): `error`, stopped once what it holds is read; this device's events stay pending.
+   */
+  'closed',
+  /**
+   * What the stream holds cannot be stored here: its rows take ids another session of this
+   * database holds (a stream forked on the server from a session this device holds): `error`,
+   * stopped; nothing of it applied.
+   */
+  'conflict',
+  /** An answer the protocol does not allow (a body that is not a JSON array, a missing header): retried, `error`. */
+  'bad_response',
+  /** Another 4xx: the server refused the request itself: `error`, stopped. */
+  'refused',
+  /** This device's own storage failed (IndexedDB unavailable for a moment): retried, `error`. */
+  'local',
+])
+export type StreamFailureKind = z.infer<typeof StreamFailureKind>
+
+/**
+ * `SyncStatus.error.code`: the kind of the stream failure, `dropped` (a batch of this device no
+ * longer folds), or the engine's error code when the sync could not start.
+ */
+export type SyncErrorCode = StreamFailureKind | 'dropped' | ErrorCode
+
 /** `engine.syncStatus(sessionId)` and a view snapshot's `sync`. */
 export interface SyncStatus {
   state: SyncStateName
@@ -71,7 +112,7 @@ export interface SyncStatus {
   /** Stream messages that could not be folded (garbage, unknown events, a broken grammar), skipped. */
   skipped?: number
   /** Why the state is `error` or `fenced`, or what the last failure was. */
-  error?: { code: string; message: string }
+  error?: { code: SyncErrorCode; message: string }
   /**
    * The device whose runner claim holds (it runs the session's turns across devices,
    * docs/decisions/0036 amendment); absent when none does. Answered by `syncStatus` only.

@@ -273,6 +273,9 @@ export function commitPull(db: SessionlineDb, commit: PullCommit): Promise<boole
     ]
     if (commit.append) {
       const { append } = commit
+      // Rows are put by id (an event may change a row it already has): one whose id another
+      // session holds would be taken from it, so that is refused first.
+      await assertRowIdsFree(db, sessionId, append.rows)
       await db.projections
         .where('[sessionId+name]')
         .between(...range(sessionId))
@@ -299,7 +302,12 @@ export function commitPull(db: SessionlineDb, commit: PullCommit): Promise<boole
       writes.push(
         db.sessions.put(log.row),
         db.events.bulkAdd([...log.events]),
-        log.rows.length > 0 ? db.messages.bulkAdd([...log.rows]) : Promise.resolve(),
+        // This session's rows are gone by now: an id still held is another session's.
+        log.rows.length > 0
+          ? db.messages.bulkAdd([...log.rows]).catch((error: unknown) => {
+              throw isConstraintError(error) ? rowIdsTaken(sessionId, error) : error
+            })
+          : Promise.resolve(),
         Promise.resolve(log.putFolds()),
         movePromotedSeqs(db, sessionId, log.rows),
       )
@@ -307,6 +315,33 @@ export function commitPull(db: SessionlineDb, commit: PullCommit): Promise<boole
     await Promise.all(writes)
     return true
   })
+}
+
+/**
+ * The stream's rows take ids another session of this database holds (row ids are global, DESIGN
+ * §10): a stream forked on the server from a session this device holds, or batches copied from
+ * another session's stream. A `conflict`; the pull's transaction writes nothing.
+ */
+function rowIdsTaken(sessionId: string, cause: unknown, rowId?: string): SessionlineError {
+  return new SessionlineError(
+    'conflict',
+    `the stream of session ${sessionId} holds rows whose ids another session here holds${rowId ? ` (${rowId})` : ''}: a stream forked from a session this database holds?`,
+    { sessionId, ...(rowId ? { rowId } : {}) },
+    cause === undefined ? undefined : { cause },
+  )
+}
+
+/** What an add of a key already held fails with (one add, or some of a bulk add). */
+const isConstraintError = (error: unknown) => {
+  const name = (error as { name?: string } | undefined)?.name
+  return name === 'ConstraintError' || name === 'BulkError'
+}
+
+async function assertRowIdsFree(db: SessionlineDb, sessionId: string, rows: readonly SessionMessage[]) {
+  if (rows.length === 0) return
+  const held = await db.messages.bulkGet(rows.map((r) => r.id))
+  const taken = held.find((r) => r !== undefined && r.sessionId !== sessionId)
+  if (taken) throw rowIdsTaken(sessionId, undefined, taken.id)
 }
 
 /** Receipts promoted into rows that a rewrite moved take their rows' new seqs. */

@@ -15,7 +15,7 @@
 import { nanoid } from 'nanoid'
 import { claimantAt } from '../core/sync-claim'
 import type { SessionSync, SyncDriver, SyncHost, Unsubscribe } from '../engine/types'
-import { SessionlineError } from '../schema/errors'
+import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
 import type { SyncOptions, SyncStatus } from '../schema/sync'
 import type { SendMark, SyncStateRow } from '../store/db'
@@ -195,6 +195,13 @@ function startLoop(
 
   /** The last round failed: the state stays `offline` (or `error`) until one succeeds. */
   let failing = false
+  /**
+   * The stream was closed (by anyone: the protocol lets any writer end a stream). Nothing more is
+   * sent to it; what it holds up to its end is still read and folded, then the loop stops.
+   */
+  let closed = false
+  /** A read reached the end of the closed stream: nothing more will come. */
+  let readToEnd = false
 
   /** Progress of a round; while retrying after a failure the state says the failure instead. */
   function progress(state: SyncStatus['state'], view?: SyncView, error?: SyncStatus['error']) {
@@ -245,7 +252,7 @@ function startLoop(
     let view = await readSyncView(db, sessionId)
     if (view.state?.epoch !== producer!.epoch) throw fencedHere()
     if (!view.row) return
-    if (!ensured) {
+    if (!ensured && !closed) {
       await ensureStream(fetchFn, stream, host.now())
       ensured = true
     }
@@ -259,7 +266,8 @@ function startLoop(
     }
     const p = producer!
     const unacked = view.outbox.filter((entry) => !entry.acked)
-    if (unacked.length === 0 || stopped.signal.aborted) return
+    // A closed stream takes nothing: the batches stay in the outbox, pending.
+    if (unacked.length === 0 || stopped.signal.aborted || closed) return
     progress('pushing', view)
     // Every batch's seq is recorded before the first is sent, in one transaction: a retry after
     // a lost answer sends each with the same seq (a 204 duplicate where it had arrived). A batch
@@ -316,6 +324,34 @@ function startLoop(
     await record(acks)
   }
 
+  const endOfStream = () => {
+    readToEnd = true
+    return new StreamFailure(
+      'closed',
+      "the stream was closed: it takes no more appends; this device's events stay pending here",
+    )
+  }
+
+  /**
+   * A stopped loop (`error`, `fenced`) keeps its status's `pending` counting local writes until
+   * `unsync`, so a view shows them waiting: one count per local commit, no request.
+   */
+  async function countPendingUntilStopped(): Promise<void> {
+    while (!stopped.signal.aborted) {
+      poke = new AbortController() // a local commit aborts it (watchLocal), as does a stop
+      const pending = await pendingCount(db, sessionId).catch(() => loop.status.pending)
+      if (pending !== loop.status.pending) {
+        loop.status = { ...loop.status, pending }
+        host.publishStatus(sessionId, { ...loop.status })
+      }
+      const { signal } = poke
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve()
+        else signal.addEventListener('abort', () => resolve(), { once: true })
+      })
+    }
+  }
+
   /** One read of the stream, committed; false when it must wait for a local turn to settle. */
   async function pull(): Promise<boolean> {
     const view = await readSyncView(db, sessionId)
@@ -339,12 +375,23 @@ function startLoop(
     }
     if (read.messages.length === 0 && read.nextOffset === view.state.offset) {
       upToDate = read.upToDate
+      // A long-poll at the end of a closed stream answers at once: reading on would spin.
+      if (read.closed) throw endOfStream()
       if (!tail && !live && upToDate) await sleep(pollMs, poke.signal)
       return true
     }
     const plan = planPull(view, read.messages, read.nextOffset, host.putFolds)
     if (plan.kind === 'not-settled') return false
-    if (!(await commitPull(db, plan.commit))) {
+    let committed: boolean
+    try {
+      committed = await commitPull(db, plan.commit)
+    } catch (error) {
+      // Rows whose ids another session holds: retrying cannot help.
+      if (isSessionlineError(error) && error.code === 'conflict')
+        throw new StreamFailure('conflict', error.message)
+      throw error
+    }
+    if (!committed) {
       const now = await readSyncView(db, sessionId)
       if (now.state?.epoch !== producer!.epoch) throw fencedHere()
       return true // the log moved meanwhile: read again from the same offset
@@ -358,6 +405,8 @@ function startLoop(
       const { rows, fromHead } = plan.appended
       await host.logAppended(sessionId, rows, fromHead, plan.commit.state.canonicalSeq)
     }
+    // Folded whole and committed: what the closed stream held is all here, and nothing follows.
+    if (read.closed) throw endOfStream()
     const after = await readSyncView(db, sessionId)
     const dropped = plan.dropped[0]
     failing = false
@@ -422,14 +471,27 @@ function startLoop(
         wakeAt(undefined)
         await claims.offline()
         const view = await readSyncView(db, sessionId).catch(() => undefined)
-        // Terminal: a newer engine owns the pushing, or the stream is gone or refuses us. The
-        // local log stays as it is and keeps serving reads.
-        if (failure.kind === 'fenced') {
-          setStatus('fenced', view, detail)
-          break
+        // A closed stream refused an append (or a PUT): read what it holds to its end first.
+        if (failure.kind === 'closed' && !readToEnd) {
+          closed = true
+          continue
         }
-        if (failure.kind === 'not_found' || failure.kind === 'gone' || failure.kind === 'refused') {
-          setStatus('error', view, detail)
+        // Terminal: a newer engine owns the pushing, or the stream is gone, closed or refuses
+        // us. The local log stays as it is and keeps serving reads and writes.
+        const terminal =
+          failure.kind === 'fenced'
+            ? 'fenced'
+            : failure.kind === 'not_found' ||
+                failure.kind === 'gone' ||
+                failure.kind === 'refused' ||
+                failure.kind === 'closed' ||
+                failure.kind === 'conflict'
+              ? 'error'
+              : undefined
+        if (terminal) {
+          setStatus(terminal, view, detail)
+          firstDone()
+          await countPendingUntilStopped()
           break
         }
         failing = true

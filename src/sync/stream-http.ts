@@ -9,30 +9,10 @@
  *   await ensureStream(fetch, stream)
  *   const read = await readStream(fetch, stream, '-1', { live: false })
  */
+import type { StreamFailureKind } from '../schema/sync'
 import { retryAfterMs } from './backoff'
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
-
-/** What went wrong with a request, by what the sync does about it. */
-export type StreamFailureKind =
-  /** No answer (network down, request lost): retry later, `offline`. */
-  | 'network'
-  /** 429 or 5xx: retry after `retryAfterMs` or a backoff. */
-  | 'busy'
-  /** 403: a newer engine pushes for this device (its epoch is higher). */
-  | 'fenced'
-  /** 409 with `Producer-Expected-Seq`: send again with that seq. */
-  | 'gap'
-  /** 404: the stream does not exist (deleted, or never created). */
-  | 'not_found'
-  /** 410: the offset is older than what the server retains. */
-  | 'gone'
-  /** An answer the protocol does not allow (a body that is not a JSON array, a missing header). */
-  | 'bad_response'
-  /** Another 4xx: the server refused the request itself. */
-  | 'refused'
-  /** This device's own storage failed (IndexedDB unavailable for a moment): retried. */
-  | 'local'
 
 export class StreamFailure extends Error {
   constructor(
@@ -79,6 +59,11 @@ function failureOf(response: Response, now: number, what: string): StreamFailure
       ...(Number.isInteger(epoch) ? { epoch } : {}),
     })
   }
+  // A closed stream answers an append 409 with Stream-Closed (and no expected seq).
+  if (status === 409 && response.headers.get('stream-closed') === 'true')
+    return new StreamFailure('closed', `${what}: the stream is closed and takes no more appends (409)`, {
+      status,
+    })
   if (status === 409) {
     const expected = response.headers.get('producer-expected-seq')
     if (expected !== null && /^\d+$/.test(expected))
@@ -90,14 +75,28 @@ function failureOf(response: Response, now: number, what: string): StreamFailure
   return new StreamFailure('refused', `${what}: the server refused it (${status})`, { status })
 }
 
-/** Creates the session's JSON stream, or finds it there (PUT is idempotent for the same type). */
+/**
+ * Creates the session's JSON stream, or finds it there. PUT is idempotent only for the same
+ * configuration: a stream made otherwise (forked on the server, given a TTL, closed) answers 409
+ * without saying why, so a HEAD looks: an open JSON stream is used as it is, a closed one is
+ * `closed`, anything else is refused.
+ */
 export async function ensureStream(fetchFn: FetchLike, url: string, now = Date.now()): Promise<void> {
   const response = await send(fetchFn, url, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
   })
   await response.body?.cancel().catch(() => undefined)
-  if (response.status !== 200 && response.status !== 201) throw failureOf(response, now, 'create the stream')
+  if (response.status === 200 || response.status === 201) return
+  const failure = failureOf(response, now, 'create the stream')
+  if (response.status !== 409) throw failure
+  const head = await send(fetchFn, url, { method: 'HEAD' })
+  await head.body?.cancel().catch(() => undefined)
+  if (head.status !== 200) throw failure
+  if (head.headers.get('stream-closed') === 'true')
+    throw new StreamFailure('closed', 'create the stream: it exists and is closed (409)', { status: 409 })
+  const type = head.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase()
+  if (type !== 'application/json') throw failure
 }
 
 /** Whether the server appended the message now or had it already (a retry of an append it took). */
@@ -153,6 +152,8 @@ export interface StreamRead {
   messages: unknown[]
   nextOffset: string
   upToDate: boolean
+  /** The stream is closed and these messages reach its end: nothing more will ever be read. */
+  closed: boolean
 }
 
 /** Reads the messages after `offset` (`-1`: from the start); `live` waits at the tail for new ones. */
@@ -174,6 +175,8 @@ export async function readStream(
   }
   const nextOffset = response.headers.get('stream-next-offset')
   const upToDate = response.headers.get('stream-up-to-date') === 'true'
+  // Sent only with the read that reaches the end of a closed stream.
+  const closed = response.headers.get('stream-closed') === 'true'
   let text: string
   try {
     text = await response.text()
@@ -183,7 +186,7 @@ export async function readStream(
   }
   if (nextOffset === null)
     throw new StreamFailure('bad_response', 'read: the answer has no Stream-Next-Offset')
-  if (response.status === 204 || text === '') return { messages: [], nextOffset, upToDate: true }
+  if (response.status === 204 || text === '') return { messages: [], nextOffset, upToDate: true, closed }
   let messages: unknown
   try {
     messages = JSON.parse(text)
@@ -191,5 +194,5 @@ export async function readStream(
     throw new StreamFailure('bad_response', 'read: the body is not JSON (truncated?)')
   }
   if (!Array.isArray(messages)) throw new StreamFailure('bad_response', 'read: the body is not a JSON array')
-  return { messages, nextOffset, upToDate }
+  return { messages, nextOffset, upToDate, closed }
 }

@@ -13,8 +13,15 @@ import type { SessionMessage } from '../../src/schema/messages'
 import { createSessionSync, type SessionSyncOptions } from '../../src/sync'
 import { freshDbName, immediateSchedule } from '../support/engines'
 
-export async function startServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const server = new DurableStreamTestServer({ port: 0, host: '127.0.0.1', longPollTimeout: 400 })
+/** The reference server in memory on a free port; a long-poll at the tail ends empty after `longPollTimeout` ms. */
+export async function startServer(
+  options: { longPollTimeout?: number } = {},
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = new DurableStreamTestServer({
+    port: 0,
+    host: '127.0.0.1',
+    longPollTimeout: options.longPollTimeout ?? 400,
+  })
   const url = await server.start()
   return { url, stop: () => server.stop() }
 }
