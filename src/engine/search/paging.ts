@@ -76,10 +76,18 @@ export async function pipelined<P>(
     const readAhead = early ? following(page) : undefined
     const more = use(page)
     phases.indexMs += now() - got
-    if (!more || (early && readAhead === undefined)) break
-    progress(phases)
-    await nextTask()
-    next = early ? readAhead : following(page)
+    if (!more) break
+    if (early) {
+      if (readAhead === undefined) break
+      progress(phases)
+      await nextTask()
+      next = readAhead
+    } else {
+      // Writes waiting go first: the next read's transaction is created after theirs.
+      await nextTask()
+      next = following(page)
+      if (next !== undefined) progress(phases)
+    }
   }
   return phases
 }
