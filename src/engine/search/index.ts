@@ -56,7 +56,7 @@ export const BUILD_PAGE = 2000
  * kept an admit waiting tens of ms (issue 28, `admit-under-load`). Pages this small cost the
  * build more round trips, paid only while someone writes.
  */
-export const WRITE_PAGE = 100
+export const WRITE_PAGE = 50
 /** How long after a write began a build keeps to WRITE_PAGE. */
 export const WRITE_QUIET = 250
 /**
