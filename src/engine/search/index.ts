@@ -14,7 +14,8 @@
  * session whose index is not loaded (or is busy) is synced in the background shortly after, so
  * every session this engine writes stays indexed whether or not anyone searched it. Builds and
  * catch-ups read and index BUILD_PAGE rows at a time and yield between pages, so other calls are
- * answered during a long build. Persisting waits for a quiet PERSIST_DELAY and is batched; whatever was
+ * answered during a long build; while the engine writes they read WRITE_PAGE rows at a time and
+ * none ahead, so a write's transaction is not queued behind a long read. Persisting waits for a quiet PERSIST_DELAY and is batched; whatever was
  * stored last is a consistent earlier state, so a reload catches up from it instead of rebuilding.
  *
  * This module answers searches and wires three parts that each keep their own state: the
