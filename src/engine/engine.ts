@@ -199,7 +199,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     interrupt: (sessionId) => runner.get().stopTurn(sessionId),
     onRows: searchIndex.onRows,
   })
-  const { write } = createWritePath({
+  const writePath = createWritePath({
     db,
     cache,
     notes,
@@ -208,6 +208,12 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
     siblingsJoined: history.siblingsJoined,
     materialize: { ...DEFAULT_MATERIALIZE, ...options.materialize },
   })
+  // A search build running meanwhile reads small pages, so this write's transaction is not
+  // queued behind a long read (issue 28).
+  const write: typeof writePath.write = (sessionId, spec) => {
+    searchIndex.noteWrite()
+    return writePath.write(sessionId, spec)
+  }
   const commands = createCommandTable(db, write)
   const reads = createReads({ db, cache, history })
   // Upgraded in another tab, or deleted: every watcher hears why its feed ends (see `halted`).

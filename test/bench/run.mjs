@@ -4,7 +4,7 @@
  * doing the same work in the same run; see test/bench/README.md.
  *
  *   node test/bench/run.mjs [--quick] [--node] [--skip-build] [--out FILE] [--config '{"seedTurns":2000}']
- *                           [--only writes,reads,comlink,search,jumps,stream-page,stream-page-tools,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,portability,main-thread,folds,sync-push,sync-converge]
+ *                           [--only writes,reads,comlink,search,admit-under-load,jumps,stream-page,stream-page-tools,peers,provider-ai-sdk,context-growth,switch-branch,resend,tabs,portability,main-thread,folds,sync-push,sync-converge]
  *
  * Browser mode: builds the bench pages with Vite (a child process), serves them on 127.0.0.1,
  * starts Chromium with a fresh on-disk profile (a persistent context: an incognito context keeps
@@ -69,6 +69,7 @@ const STEPS = [
   'reads',
   'comlink',
   'search',
+  'admit-under-load',
   'jumps',
   'stream-page',
   'stream-page-tools',
@@ -413,6 +414,12 @@ async function runInBrowser(report) {
   await run('reads', 'reads: (4) cold open, (4b) warm tail, (5) loadThrough', 'reads')
   await run('comlink', '(6) tail through Comlink', 'comlink')
   await run('search', '(8) search', 'search', 900_000)
+  await run(
+    'admit-under-load',
+    'admit-under-load: admit p95 while a stream and an index build run in the worker',
+    'admitUnderLoad',
+    900_000,
+  )
   await run('jumps', '(9) jumps', 'jumps')
   await run('stream-page', '(10) a streamed answer into a 10,000-row window', 'streamPage')
   await run(

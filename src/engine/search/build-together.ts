@@ -15,7 +15,10 @@ import { applyRow, emptyIndex, type SessionIndex } from './session-index'
 export interface TableBuildOptions {
   db: SessionlineDb
   vocabulary: Vocabulary
-  buildPage: number
+  /** Rows to read in the next page (asked before each read). */
+  pageSize: () => number
+  /** Whether the next page may be read while this one is indexed. */
+  readAhead: () => boolean
   now: () => number
   emit: IndexEmit
   /** The session's epoch now: a forget after it makes the build's index not kept. */
@@ -28,7 +31,7 @@ export interface TableBuildOptions {
  */
 export async function buildFromTable(
   stale: readonly SessionRow[],
-  { db, vocabulary, buildPage, now, emit, epochOf }: TableBuildOptions,
+  { db, vocabulary, pageSize, readAhead, now, emit, epochOf }: TableBuildOptions,
 ): Promise<{ index: SessionIndex; epoch: number }[]> {
   const since = now()
   const building = new Map<string, { index: SessionIndex; epoch: number; rows: number }>()
@@ -38,9 +41,9 @@ export async function buildFromTable(
   let total = 0
   let touched = new Set<string>()
   const phases = await pipelined(
-    rowsInKeyOrder(db, undefined, buildPage, true),
+    rowsInKeyOrder(db, undefined, pageSize(), true),
     (page) =>
-      page.nextAfter === undefined ? undefined : rowsInKeyOrder(db, page.nextAfter, buildPage, false),
+      page.nextAfter === undefined ? undefined : rowsInKeyOrder(db, page.nextAfter, pageSize(), false),
     (page) => {
       if (page.sessions) {
         // Synced to the session rows read with the first page: later commits are caught up.
@@ -69,6 +72,7 @@ export async function buildFromTable(
       for (const id of touched) emit('indexing', id, building.get(id)!.rows, since)
     },
     now,
+    readAhead,
   )
   for (const [id, build] of building) {
     build.index.postings.markAllDirty()

@@ -14,7 +14,8 @@
  * session whose index is not loaded (or is busy) is synced in the background shortly after, so
  * every session this engine writes stays indexed whether or not anyone searched it. Builds and
  * catch-ups read and index BUILD_PAGE rows at a time and yield between pages, so other calls are
- * answered during a long build. Persisting waits for a quiet PERSIST_DELAY and is batched; whatever was
+ * answered during a long build; while the engine writes they read WRITE_PAGE rows at a time and
+ * none ahead, so a write's transaction is not queued behind a long read. Persisting waits for a quiet PERSIST_DELAY and is batched; whatever was
  * stored last is a consistent earlier state, so a reload catches up from it instead of rebuilding.
  *
  * This module answers searches and wires three parts that each keep their own state: the
@@ -49,6 +50,16 @@ export const PERSIST_MAX_DELAYS = 5
 export const FOLLOW_DELAY = 200
 /** Rows read and indexed between two yields of a build or catch-up. */
 export const BUILD_PAGE = 2000
+/**
+ * Rows a build or catch-up reads at a time while the engine writes (a write began within the
+ * last WRITE_QUIET ms). A readwrite transaction waits for every read transaction over its tables
+ * created before it, so a write issued during a build waits for the page being read: 2,000 rows
+ * kept an admit waiting tens of ms (issue 28, `admit-under-load`). Pages this small cost the
+ * build more round trips, paid only while someone writes.
+ */
+export const WRITE_PAGE = 50
+/** How long after a write began a build keeps to WRITE_PAGE. */
+export const WRITE_QUIET = 250
 /**
  * Sessions a search syncs at once. Storage answers one read at a time while the worker turns
  * the rows of another into objects and indexes them: with reads of several sessions in flight
@@ -94,6 +105,8 @@ export interface SearchIndexOptions {
   persistDelay?: number
   /** Rows per page of a build (tests pass a few, to see a build yield). */
   buildPage?: number
+  /** Rows per page of a build while the engine writes (WRITE_PAGE; see `noteWrite`). */
+  writePage?: number
   /** Sessions synced at once by a search (SYNC_CONCURRENCY; 1: one after the other). */
   syncConcurrency?: number
   /** BUILD_TOGETHER_SHARE (tests pass 0 to build together always, 2 never). */
@@ -132,6 +145,12 @@ export function createSearchIndex(options: SearchIndexOptions) {
   const vocabulary = new Vocabulary()
   const gate = createSearchGate()
   let closed = false
+  let lastWriteAt = Number.NEGATIVE_INFINITY
+  const buildPage = options.buildPage ?? BUILD_PAGE
+  const writePage = Math.min(options.writePage ?? WRITE_PAGE, buildPage)
+  const writing = () => clock.now() - lastWriteAt < WRITE_QUIET
+  /** Rows to read next: fewer while the engine writes, so its writes wait less for a page. */
+  const pageSize = () => (writing() ? writePage : buildPage)
 
   const emit = (
     kind: SearchIndexEvent['kind'],
@@ -154,7 +173,8 @@ export function createSearchIndex(options: SearchIndexOptions) {
   const registry: IndexRegistry = createIndexRegistry({
     db,
     vocabulary,
-    buildPage: options.buildPage ?? BUILD_PAGE,
+    pageSize,
+    readAhead: () => !writing(),
     buildTogetherShare: options.buildTogetherShare ?? BUILD_TOGETHER_SHARE,
     now: () => clock.now(),
     emit,
@@ -245,6 +265,13 @@ export function createSearchIndex(options: SearchIndexOptions) {
       persister.schedule(sessionId)
     },
     forget,
+    /**
+     * A write is starting: builds and catch-ups read small pages for WRITE_QUIET from now, so the
+     * write's transaction is not queued behind a long read.
+     */
+    noteWrite(): void {
+      lastWriteAt = clock.now()
+    },
     /**
      * Syncs a session's index in the background soon (an import or re-import replaced its rows),
      * so the next search finds it built.

@@ -1,7 +1,30 @@
 /** How builds walk their rows: a page at a time, yielding between pages, a few sessions at once. */
 
-/** Lets other calls run (a macrotask, so IndexedDB callbacks and messages get their turn). */
-export const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
+/**
+ * Lets other calls run: a macrotask, so IndexedDB callbacks and messages get their turn. Through
+ * a MessageChannel where there is one: a build yields after every page, and timers nested that
+ * deep are clamped to 4 ms each, time in which the worker would sit idle.
+ */
+export const nextTask: () => Promise<void> = (() => {
+  if (typeof MessageChannel === 'undefined')
+    return () => new Promise<void>((resolve) => setTimeout(resolve, 0))
+  const due: (() => void)[] = []
+  let channel: MessageChannel | undefined
+  return () =>
+    new Promise<void>((resolve) => {
+      due.push(resolve)
+      if (due.length > 1) return
+      if (!channel) {
+        channel = new MessageChannel()
+        channel.port1.onmessage = () => {
+          for (const wake of due.splice(0)) wake()
+        }
+        // Node: a yield must not be all that keeps the process alive.
+        ;(channel.port1 as { unref?: () => void }).unref?.()
+      }
+      channel.port2.postMessage(0)
+    })
+})()
 
 /** `run` over `items` with at most `limit` running at once; results in the order of `items`. */
 export async function mapConcurrently<T, R>(
@@ -29,7 +52,9 @@ export interface Phases {
 
 /**
  * Reads pages one ahead of using them: while `use` indexes a page, the next (`following`) is
- * already being read. Between pages it tells `progress` and yields to other calls; `use`
+ * already being read, unless `ahead` says not to (the engine is writing: a read in flight is one
+ * more transaction a write's must wait for, so the next is read only after this one is used and
+ * other calls had their turn). Between pages it tells `progress` and yields to other calls; `use`
  * answering false stops it. Answers how long (by `now`) was spent waiting for pages and using them.
  */
 export async function pipelined<P>(
@@ -38,6 +63,7 @@ export async function pipelined<P>(
   use: (page: P) => boolean,
   progress: (phases: Phases) => void,
   now: () => number,
+  ahead: () => boolean = () => true,
 ): Promise<Phases> {
   const phases = { readMs: 0, indexMs: 0 }
   let next: Promise<P> | undefined = first
@@ -46,13 +72,21 @@ export async function pipelined<P>(
     const page: P = await next
     const got = now()
     phases.readMs += got - waited
-    next = following(page)
+    const early = ahead()
+    const readAhead = early ? following(page) : undefined
     const more = use(page)
     phases.indexMs += now() - got
     if (!more) break
-    if (next !== undefined) {
+    if (early) {
+      if (readAhead === undefined) break
       progress(phases)
       await nextTask()
+      next = readAhead
+    } else {
+      // Writes waiting go first: the next read's transaction is created after theirs.
+      await nextTask()
+      next = following(page)
+      if (next !== undefined) progress(phases)
     }
   }
   return phases

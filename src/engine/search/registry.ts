@@ -33,8 +33,10 @@ export type IndexEmit = (
 export interface IndexRegistryOptions {
   db: SessionlineDb
   vocabulary: Vocabulary
-  /** Rows per page of a build or catch-up. */
-  buildPage: number
+  /** Rows to read in the next page of a build or catch-up (asked before each read). */
+  pageSize: () => number
+  /** Whether a build may read its next page while it indexes this one (not while the engine writes). */
+  readAhead: () => boolean
   /** Share of all sessions' events the stale ones must hold to be built together. */
   buildTogetherShare: number
   now: () => number
@@ -65,7 +67,8 @@ export interface IndexRegistry {
 
 /** An empty registry: indexes load on their first sync. */
 export function createIndexRegistry(options: IndexRegistryOptions): IndexRegistry {
-  const { db, vocabulary, buildPage, buildTogetherShare, now, emit, onChanged, isClosed, report } = options
+  const { db, vocabulary, pageSize, readAhead, buildTogetherShare, now, emit, onChanged, isClosed, report } =
+    options
   const loaded = new Map<string, SessionIndex>()
   const syncing = new Map<string, Promise<SessionIndex>>()
   /** Bumped by `forget`: a sync that started before must not bring the old index back. */
@@ -97,7 +100,7 @@ export function createIndexRegistry(options: IndexRegistryOptions): IndexRegistr
   async function indexFrom(index: SessionIndex, fromSeq: number, since: number) {
     let first: SessionRow | undefined
     let rows = 0
-    const read = (from: number) => rowsToIndex(db, index.sessionId, from, buildPage)
+    const read = (from: number) => rowsToIndex(db, index.sessionId, from, pageSize())
     const phases = await pipelined(
       read(fromSeq),
       (page) => (!page.row || page.nextSeq === undefined ? undefined : read(page.nextSeq)),
@@ -113,6 +116,7 @@ export function createIndexRegistry(options: IndexRegistryOptions): IndexRegistr
       },
       (phases) => emit('indexing', index.sessionId, rows, since, phases),
       now,
+      readAhead,
     )
     return { row: first, rows, phases }
   }
@@ -193,7 +197,7 @@ export function createIndexRegistry(options: IndexRegistryOptions): IndexRegistr
 
   /** Builds the `stale` sessions' indexes from one read of the rows table and keeps them. */
   async function readTogether(stale: readonly SessionRow[]): Promise<void> {
-    const built = await buildFromTable(stale, { db, vocabulary, buildPage, now, emit, epochOf })
+    const built = await buildFromTable(stale, { db, vocabulary, pageSize, readAhead, now, emit, epochOf })
     for (const { index, epoch } of built) keep(index, epoch)
   }
 

@@ -46,6 +46,8 @@ export const BenchConfig = z.strictObject({
   /** (8) queries timed against the built index, and (9) jumps / hits landed timed. */
   searchQueries: count,
   jumpReps: count,
+  /** admit-under-load: repetitions per side (each loaded one builds the index over `searchRows` rows). */
+  underLoadReps: count,
   /** (11) peers (src/peers.ts): prompts admitted, replies streamed (one per `peerPrompts / peerReplies` prompts), deltas per reply. */
   peerPrompts: count,
   peerReplies: count,
@@ -98,6 +100,7 @@ export const FULL: BenchConfig = {
   searchRows: 100_000,
   searchQueries: 200,
   jumpReps: 7,
+  underLoadReps: 7,
   peerPrompts: 200,
   peerReplies: 20,
   peerDeltas: 2000,
@@ -143,6 +146,7 @@ export const QUICK: BenchConfig = {
   searchRows: 20_000,
   searchQueries: 60,
   jumpReps: 3,
+  underLoadReps: 5,
   // A quarter of the prompts and replies of the full chat, a tenth of each reply: 5 replies of 200 deltas.
   peerPrompts: 50,
   peerReplies: 5,
@@ -174,6 +178,7 @@ export const NODE: BenchConfig = {
   searchRows: 1000,
   searchQueries: 10,
   jumpReps: 2,
+  underLoadReps: 2,
   providerDeltas: 300,
   providerReps: 2,
   toolCalls: 20,

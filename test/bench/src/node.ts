@@ -24,6 +24,7 @@ import { runJumps, runSearch } from './search'
 import { type HeapProbe, memoryComparisons, seedLongSession } from './seed'
 import { runStreamPage } from './stream-page'
 import { runStreamPageTools } from './stream-page-tools'
+import { runAdmitUnderLoad } from './under-load'
 import { runWrites } from './writes'
 
 const [out, request] = process.argv.slice(2)
@@ -84,6 +85,8 @@ comparisons.push(await comlinkTail())
 comparisons.push(...memoryComparisons(seededSl, seededRaw))
 env.log('(8) search')
 comparisons.push(...(await runSearch(env, cfg)))
+env.log('admit-under-load')
+comparisons.push(...(await runAdmitUnderLoad(env, cfg)))
 env.log('(13) attachments, export and import')
 comparisons.push(...(await runPortability(env, cfg)))
 env.log('(9) jumps (MessageChannel)')

@@ -147,6 +147,7 @@ const bench = {
   reads: (config: unknown) => remote.reads(config),
   comlink,
   search: (config: unknown) => remote.search(config),
+  admitUnderLoad: (config: unknown) => remote.admitUnderLoad(config),
   growth: (config: unknown) => remote.growth(config),
   providerAiSdk: (config: unknown) => remote.providerAiSdk(config),
   history: (config: unknown) => remote.history(config),

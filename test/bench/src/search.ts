@@ -58,9 +58,15 @@ function p95Figure(values: readonly number[]) {
   return { ...f, median: Math.round(p95(values) * 1000) / 1000, perOp: Math.round(p95(values) * 1000) / 1000 }
 }
 
-async function seedCorpus(env: BenchEnv, cfg: BenchConfig, events: SearchIndexEvent[]) {
-  await openRaw(SEARCH_DB, env.dexie).delete()
-  const engine = createEngine({ ...env.engine, dbName: SEARCH_DB, onSearchIndex: (e) => events.push(e) })
+/** A fresh database `dbName` of demo-seeded sessions of `seedTurns` turns, `searchRows` rows in all. */
+export async function seedCorpus(
+  env: BenchEnv,
+  cfg: BenchConfig,
+  dbName: string,
+  events: SearchIndexEvent[] = [],
+) {
+  await openRaw(dbName, env.dexie).delete()
+  const engine = createEngine({ ...env.engine, dbName, onSearchIndex: (e) => events.push(e) })
   let rows = 0
   for (let s = 0; rows < cfg.searchRows; s++) {
     const { id } = await engine.createSession({ title: `corpus ${s}` })
@@ -143,7 +149,7 @@ async function buildPhases(db: SessionlineDb, sessionIds: readonly string[], all
 export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
   const events: SearchIndexEvent[] = []
   env.log(`(8) seeding a search corpus of ${cfg.searchRows} rows`)
-  const seeded = await seedCorpus(env, cfg, events)
+  const seeded = await seedCorpus(env, cfg, SEARCH_DB, events)
   const { rows } = seeded
   // Commits keep the index live: closing writes what the seeding built. The build is timed on
   // a fresh engine over the same rows with the stored index dropped.

@@ -17,6 +17,7 @@ import { runProviderAiSdk } from './provider-ai-sdk'
 import { type RawTailService, rawTailService, runReads } from './reads'
 import { runSearch } from './search'
 import { measureSync, type SyncRequest } from './sync-measure'
+import { runAdmitUnderLoad } from './under-load'
 import { runWrites } from './writes'
 
 const env: BenchEnv = {
@@ -39,6 +40,7 @@ const api = {
   writes: (config: unknown) => runWrites(env, BenchConfig.parse(config)),
   reads: (config: unknown) => runReads(env, BenchConfig.parse(config)),
   search: (config: unknown) => runSearch(env, BenchConfig.parse(config)),
+  admitUnderLoad: (config: unknown) => runAdmitUnderLoad(env, BenchConfig.parse(config)),
   growth: (config: unknown) => runGrowth(env, BenchConfig.parse(config)),
   providerAiSdk: (config: unknown) => runProviderAiSdk(env, BenchConfig.parse(config)),
   history: (config: unknown) => runHistory(env, BenchConfig.parse(config)),

@@ -67,13 +67,26 @@ async function benchAdmit(engine: Engine, raw: RawDb, cfg: BenchConfig): Promise
     { reps: cfg.writeReps, steps: cfg.admitCalls, warmup: true },
   )
   return [
+    // Judged against raw Dexie issuing the requests an admit needs, at once as the engine issues
+    // them: the reads of the session row and of the id's owner are what make an admit idempotent
+    // and its seq safe across tabs, so one bare put is a floor no admit can reach (issue 28).
     compare(
       {
         id: 'admit',
-        name: 'admit, one durable receipt per call',
+        name: 'admit, one durable receipt per call, vs raw issuing the same requests',
         op: 'admit',
-        target: 1.3,
-        note: 'raw: one inputs.put per transaction',
+        target: 1.15,
+        note: 'raw: get session + get row by id, add receipt + put session, all at once, one transaction (the requests of an admit)',
+      },
+      figures.sessionline,
+      figures.rawAtOnce,
+    ),
+    compare(
+      {
+        id: 'admit-one-put',
+        name: 'admit vs one raw put',
+        op: 'admit',
+        note: 'raw: one inputs.put per transaction (no idempotency, no seq: information, not a target)',
       },
       figures.sessionline,
       figures.raw,
@@ -87,16 +100,6 @@ async function benchAdmit(engine: Engine, raw: RawDb, cfg: BenchConfig): Promise
       },
       figures.sessionline,
       figures.rawLikeEngine,
-    ),
-    compare(
-      {
-        id: 'admit-at-once-raw',
-        name: 'admit vs raw issuing its requests at once',
-        op: 'admit',
-        note: 'raw: get session + get row by id, add receipt + put session, all at once, one transaction (the shape of a guessed admit)',
-      },
-      figures.sessionline,
-      figures.rawAtOnce,
     ),
   ]
 }

@@ -4,7 +4,8 @@
  * index module so both ways of building can be asked for on the same rows:
  *
  * - differential: built together, the indexes answer every query exactly as indexes built
- *   session by session (one at a time) do, hits, scores and snippets;
+ *   session by session (one at a time) do, hits, scores and snippets; and so do both built while
+ *   the engine writes (small pages, none read ahead);
  * - a commit made while the table is being read is found by the next search.
  */
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
@@ -15,6 +16,7 @@ import { createSearchIndex, type SearchIndexEvent } from '../../../src/engine/se
 import type { SessionEvent } from '../../../src/schema/events'
 import { openDb } from '../../../src/store/db'
 import { freshDbName } from '../../support/engines'
+import { manualClock } from '../../support/manual-clock'
 import { turnEvents } from '../../support/turns'
 
 const engineOptions = (dbName: string) => ({ dbName, indexedDB, IDBKeyRange, broadcast: false })
@@ -69,9 +71,22 @@ test('indexes built together from the rows table answer every query exactly as i
       await seed(dbName, corpus)
       const db = openDb(dbName, { indexedDB, IDBKeyRange })
       await db.search.clear()
-      const answers = async (options: { buildTogetherShare: number; syncConcurrency: number }) => {
+      const answers = async (options: {
+        buildTogetherShare: number
+        syncConcurrency: number
+        writing?: boolean
+      }) => {
+        const { writing, ...rest } = options
         const events: SearchIndexEvent[] = []
-        const index = createSearchIndex({ db, buildPage: 3, onEvent: (e) => events.push(e), ...options })
+        const index = createSearchIndex({
+          db,
+          buildPage: 3,
+          onEvent: (e) => events.push(e),
+          // A manual clock stands still: a write noted once keeps every page of the build small.
+          ...(writing ? { writePage: 2, clock: manualClock() } : {}),
+          ...rest,
+        })
+        if (writing) index.noteWrite()
         try {
           const out = []
           for (const query of QUERIES) {
@@ -79,7 +94,14 @@ test('indexes built together from the rows table answer every query exactly as i
               out.push(await index.search(query, { limit: 50, includeInactive }))
           }
           const reads = events.filter((e) => e.kind === 'rebuilt').map((e) => e.read)
-          return { out, reads }
+          // Rows indexed per page, session by session (a build together shares its pages out).
+          const steps = events
+            .filter((e) => e.kind === 'indexing' || e.kind === 'rebuilt')
+            .map((e, i, all) => {
+              const before = all.slice(0, i).findLast((p) => p.sessionId === e.sessionId)
+              return e.rows - (before?.rows ?? 0)
+            })
+          return { out, reads, steps }
         } finally {
           await index.close()
           await db.search.clear()
@@ -88,9 +110,17 @@ test('indexes built together from the rows table answer every query exactly as i
       try {
         const together = await answers({ buildTogetherShare: 0, syncConcurrency: 3 })
         const bySession = await answers({ buildTogetherShare: 2, syncConcurrency: 1 })
+        const togetherWriting = await answers({ buildTogetherShare: 0, syncConcurrency: 3, writing: true })
+        const bySessionWriting = await answers({ buildTogetherShare: 2, syncConcurrency: 1, writing: true })
         expect(together.reads).toEqual(corpus.map(() => 'table'))
         expect(bySession.reads).toEqual(corpus.map(() => 'session'))
+        expect(togetherWriting.reads).toEqual(corpus.map(() => 'table'))
+        expect(bySessionWriting.reads).toEqual(corpus.map(() => 'session'))
+        expect(Math.max(...bySession.steps)).toBeLessThanOrEqual(3)
+        expect(Math.max(...bySessionWriting.steps)).toBeLessThanOrEqual(2)
         expect(together.out).toEqual(bySession.out)
+        expect(togetherWriting.out).toEqual(bySession.out)
+        expect(bySessionWriting.out).toEqual(bySession.out)
         expect(together.out.flat().length).toBeGreaterThan(0)
       } finally {
         db.close()
