@@ -3,8 +3,10 @@
  * any session and any first read a view can ask, it answers exactly what the engine's `page` or
  * `loadThrough` and `pending` answer (as a view's first read asks them), or nothing. Sessions
  * here have streaming rows that lag the log, superseded branches (inactive rows), steers and
- * queued inputs in a reordered inbox, and a turn left open.
+ * queued inputs in a reordered inbox, and a turn left open; and imported sessions (a Pi tree
+ * with abandoned branches, Codex files with hidden envelopes and a compaction).
  */
+import { readFileSync } from 'node:fs'
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
@@ -52,16 +54,29 @@ async function streamTurn(engine: Engine, turn: number, deltas: number, finish: 
 /** What a view's first read gets from the engine (session-view's `#firstRows` and `pending`). */
 async function engineFirstRead(
   engine: Engine,
-  { tail, floor, includeInactive }: Omit<FirstScreenRequest, 'sessionId'>,
+  {
+    sessionId = 's',
+    tail,
+    floor,
+    includeInactive,
+  }: Omit<FirstScreenRequest, 'sessionId'> & { sessionId?: string },
 ) {
-  const tailPage = () => engine.page('s', { limit: tail, includeInactive })
+  const tailPage = () => engine.page(sessionId, { limit: tail, includeInactive })
   let page =
     floor === undefined
       ? await tailPage()
-      : await engine.loadThrough('s', { seq: floor, pageSize: tail, includeInactive })
+      : await engine.loadThrough(sessionId, { seq: floor, pageSize: tail, includeInactive })
   if (floor !== undefined && page.hasOlder && page.messages.length < tail) page = await tailPage()
-  return { page, pending: await engine.pending('s') }
+  return { page, pending: await engine.pending(sessionId) }
 }
+
+/** Imported files: a Pi tree with abandoned branches and a compaction, Codex with hidden envelopes. */
+const IMPORTED = [
+  'pi/agent-history__real_session-01.jsonl',
+  'pi/pi-mono__before-compaction.jsonl',
+  'codex/agent-history__codex_session_with_compaction.jsonl',
+  'codex/agent-history__codex_with_escalation.jsonl',
+]
 
 describe('the first screen read on the page', () => {
   test('answers what the engine answers, for any session and any first read', async () => {
@@ -124,4 +139,33 @@ describe('the first screen read on the page', () => {
       { numRuns: 40 },
     )
   }, 120_000)
+
+  test('answers what the engine answers for imported sessions', async () => {
+    const dbName = freshDbName('first-screen-imported')
+    const engine = createEngine({
+      indexedDB,
+      IDBKeyRange,
+      dbName,
+      schedule: immediateSchedule,
+      broadcast: false,
+    })
+    const reader = firstScreenReader(dbName, { indexedDB, IDBKeyRange })
+    try {
+      for (const file of IMPORTED) {
+        const text = readFileSync(new URL(`../import/fixtures/real/${file}`, import.meta.url), 'utf8')
+        const { id } = await engine.importTranscript({ text, name: file })
+        await fc.assert(
+          fc.asyncProperty(request, async (r) => {
+            expect(await reader.read({ sessionId: id, ...r })).toEqual(
+              await engineFirstRead(engine, { sessionId: id, ...r }),
+            )
+          }),
+          { numRuns: 15 },
+        )
+      }
+    } finally {
+      reader.close()
+      await engine.close()
+    }
+  }, 60_000)
 })
