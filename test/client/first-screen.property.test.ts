@@ -7,9 +7,9 @@
  * with abandoned branches, Codex files with hidden envelopes and a compaction).
  */
 import { readFileSync } from 'node:fs'
-import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import { IDBIndex, IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import fc from 'fast-check'
-import { describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createEngine } from '../../src/engine/engine'
 import type { Engine } from '../../src/engine/types'
 import type { SessionEvent } from '../../src/schema/events'
@@ -78,7 +78,23 @@ const IMPORTED = [
   'codex/agent-history__codex_with_escalation.jsonl',
 ]
 
-describe('the first screen read on the page', () => {
+/** Browsers without `IDBIndex.getAllRecords` (before Chromium 141; Firefox, Safari) read a tail another way. */
+const withoutRecords = () => {
+  const prototype = IDBIndex.prototype as { getAllRecords?: unknown }
+  const kept = prototype.getAllRecords
+  beforeAll(() => {
+    delete prototype.getAllRecords
+  })
+  afterAll(() => {
+    prototype.getAllRecords = kept
+  })
+}
+
+describe.each([
+  ['newest first in one request (getAllRecords)', () => undefined],
+  ['through a key cursor and getAll', withoutRecords],
+])('the first screen read on the page, %s', (_, setUp) => {
+  setUp()
   test('answers what the engine answers, for any session and any first read', async () => {
     await fc.assert(
       fc.asyncProperty(
