@@ -59,6 +59,9 @@ describe('the first screen read on the page', () => {
     page.hold(false)
     const handed = await until(view, fromWorker)
     expect(handed.rows).toEqual(first.rows)
+    // The same row objects: a row's renderer sees no change at the hand-over.
+    const messages = (s: TimelineSnapshot) => s.rows.filter((row) => row.kind === 'message')
+    expect(messages(handed).every((row, i) => row === messages(first)[i])).toBe(true)
     expect(handed.queued).toEqual(first.queued)
     expect([handed.baseSeq, handed.headSeq, handed.hasOlder]).toEqual([
       first.baseSeq,
