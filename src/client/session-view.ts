@@ -6,7 +6,9 @@
  * Loading never misses a commit: the view subscribes to the change feed first and buffers what
  * arrives, then reads the tail page (or, for a `loadThrough` asked in the opening task, every
  * row from its seq), the pending receipts and the outline, then applies the buffered changes on
- * top (changes the reads already hold are recognised by their head seq).
+ * top (changes the reads already hold are recognised by their head seq). Given a first read on
+ * the page (`connect({dbName})`), the view shows its answer first and sends those reads after
+ * it, from the lowest row it showed: the worker's read only adds (docs/decisions/0038).
  *
  * What the view shows is one `ViewState` (view-state.ts), changed only by `#dispatch` (or a
  * `#batch` of dispatches), which publishes the snapshot through the store's identity gate: no
@@ -542,8 +544,9 @@ class LiveSessionView implements SessionView {
 
   /**
    * The rows of the first read: the tail page, or, when `loadThrough(seq)` was called in the
-   * task that opened the view, every row from `seq` up in the same round trip (filled to a tail
-   * page). A `seq` above every row reads nothing there, so the tail is read after all.
+   * task that opened the view, every row from `seq` up in the same round trip (filled to a page
+   * of `pageSize`: the tail's, or 1 when a first screen read on the page set the floor). A `seq`
+   * above every row reads nothing there, so the tail is read after all.
    */
   async #firstRows(floor: number | undefined, pageSize: number): Promise<MessagePage> {
     const { includeInactive } = this.#state.filter
