@@ -29,6 +29,7 @@ import type { ChangeListener, Unsubscribe } from '../engine/types'
 import { isSessionlineError, type SessionlineError } from '../schema/errors'
 import type { ConfigureRequest } from '../schema/provider'
 import type { WatchOptions } from '../schema/requests'
+import { type FirstScreenOptions, firstScreenReader } from '../store/first-screen'
 import { registerErrorTransfer } from '../wire/errors'
 import { ENGINE_METHODS } from '../wire/protocol'
 import { type RemoteEngine, workerGone, wrapEngine } from '../wire/remote-engine'
@@ -54,6 +55,17 @@ export interface ConnectOptions {
    * (which then runs its own default). Default: `console.error`.
    */
   onError?: (error: unknown) => void
+  /**
+   * The database the worker's engine uses (its `dbName`). Given, every view reads its first screen
+   * (the tail, or what a `loadThrough` in the opening task asks, and the pending inputs) straight
+   * from that database on the page, read-only, while the worker starts; the worker's own read then
+   * takes over, adding to what is shown, never taking from it (docs/decisions/0038). The outline
+   * and the rail come with the worker's read. Without it, the worker reads the first screen.
+   */
+  dbName?: string
+  /** Where the page's first read finds IndexedDB (Node passes fake-indexeddb's); the global one by default. */
+  indexedDB?: FirstScreenOptions['indexedDB']
+  IDBKeyRange?: FirstScreenOptions['IDBKeyRange']
 }
 
 const FAILURE_EVENTS = ['error', 'close'] as const
@@ -99,6 +111,15 @@ export function connect(
   const onError = options.onError ?? ((error: unknown) => console.error('sessionline:', error))
   /** The last `configure` a worker accepted from this client: a fresh worker gets it first. */
   let configured: ConfigureRequest | undefined
+  const firstScreens =
+    options.dbName === undefined
+      ? undefined
+      : firstScreenReader(options.dbName, {
+          ...(options.indexedDB && { indexedDB: options.indexedDB }),
+          ...(options.IDBKeyRange && { IDBKeyRange: options.IDBKeyRange }),
+        })
+  // Opened before the first worker is started: the page's open then comes before the engine's.
+  firstScreens?.prepare()
   const views = new Map<SessionView, ViewConnection>()
   const watches = new Set<ClientWatch>()
   let closed = false
@@ -353,6 +374,8 @@ export function connect(
   client.open = (sessionId: string, openOptions?: OpenOptions): SessionView => {
     const { view, connection } = openSessionView(viewEngine, sessionId, openOptions, {
       onDispose: () => views.delete(view),
+      // A view opened while the worker is gone or being replaced waits for a worker, as before.
+      ...(firstScreens && !gone && !link.lost && { readFirstScreen: firstScreens.read }),
     })
     if (closed) {
       view.dispose()
@@ -370,6 +393,7 @@ export function connect(
     clearTimeout(restartTimer)
     restarting = undefined
     for (const view of [...views.keys()]) view.dispose()
+    firstScreens?.close()
     for (const watch of [...watches]) watch.done = true
     watches.clear()
     link.lost = true

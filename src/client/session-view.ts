@@ -6,7 +6,9 @@
  * Loading never misses a commit: the view subscribes to the change feed first and buffers what
  * arrives, then reads the tail page (or, for a `loadThrough` asked in the opening task, every
  * row from its seq), the pending receipts and the outline, then applies the buffered changes on
- * top (changes the reads already hold are recognised by their head seq).
+ * top (changes the reads already hold are recognised by their head seq). Given a first read on
+ * the page (`connect({dbName})`), the view shows its answer first and sends those reads after
+ * it, from the lowest row it showed: the worker's read only adds (docs/decisions/0038).
  *
  * What the view shows is one `ViewState` (view-state.ts), changed only by `#dispatch` (or a
  * `#batch` of dispatches), which publishes the snapshot through the store's identity gate: no
@@ -46,7 +48,8 @@ import {
   type MessagePage,
   OutlineRequest,
 } from '../schema/requests'
-import type { SessionInfo } from '../schema/session'
+import type { OutlineSlice, SessionInfo } from '../schema/session'
+import type { FirstScreen, FirstScreenRequest } from '../store/first-screen'
 import { Epoch } from './epoch'
 import type { FrameScheduler } from './frame-queue'
 import { Inbox } from './inbox'
@@ -131,9 +134,19 @@ export interface ViewHooks {
   onDispose?: () => void
   /** The clock and timer of the view's frames (the page's by default). */
   frames?: FrameScheduler
+  /**
+   * Reads the first screen on the page, read-only, before the worker's first read leaves
+   * (`connect({dbName})`, store/first-screen.ts); undefined when only the worker can answer.
+   */
+  readFirstScreen?: (request: FirstScreenRequest) => Promise<FirstScreen | undefined>
 }
 
+/** The outline before the worker's first read brings it: none loaded, as of no head. */
+const NO_OUTLINE_YET: OutlineSlice = { headSeq: 0, total: 0, start: 0, entries: [] }
+
 const isUserRow = (message: SessionMessage) => message.role === 'user'
+
+const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
 
 /** What the first read (or a reload's) brought, or why it failed. */
 type FirstRead =
@@ -191,9 +204,9 @@ class LiveSessionView implements SessionView {
       baseSeq: () => baseSeqOf(this.#state.window),
       hasOlder: () => this.#state.window.hasOlder,
       covers: (seq) => isKnown(this.#state.window, Math.max(1, seq)),
-      loadThrough: (seq) => this.#fetchThrough(seq),
+      loadThrough: (seq) => this.#fetchThroughOnceOpen(seq),
     },
-    ready: () => this.#opening(),
+    ready: () => this.#firstShown(),
     onBusy: (on) => this.#dispatch({ type: 'busy', on }),
     onError: (error) => this.#softError(error),
   })
@@ -205,6 +218,18 @@ class LiveSessionView implements SessionView {
    */
   #openingFloor: number | undefined
   #firstReadSent = false
+  /**
+   * Set by a first screen read on the page: the lowest row it showed. The worker's first read
+   * then reads every row from there up, and no more (no fill to a page boundary).
+   */
+  #shownFrom: number | undefined
+  /**
+   * The worker's first read has been applied. Until then the view is opening even when a read on
+   * the page already shows the first screen: loads wait for the worker's read, which replaces it.
+   */
+  #workerOpened = false
+  /** The first screen read on the page is shown, or there is none (it resolves either way). */
+  readonly #shown: Promise<void>
   readonly #opened: Promise<void>
   #olderRun: Promise<void> | undefined
 
@@ -222,12 +247,22 @@ class LiveSessionView implements SessionView {
       hooks.frames,
     )
     const opening = this.#epoch.signal
-    this.#opened = Promise.resolve().then(() => {
+    const { readFirstScreen } = hooks
+    const shown = Promise.resolve().then(async () => {
       this.#firstReadSent = true
       // Disposed, or the connection was lost or failed in the opening task (a view opened while a
       // fresh worker is on its way): the read that follows that, with the floor, is the first.
-      if (opening.aborted) return
-      return this.#read(opening)
+      if (opening.aborted) return false
+      if (readFirstScreen) await this.#readOnPage(readFirstScreen, opening)
+      return !opening.aborted
+    })
+    this.#shown = shown.then(() => undefined)
+    this.#opened = shown.then(async (go) => {
+      if (!go) return
+      // A first screen read on the page is rendered (and what awaits it runs) before the
+      // worker's read is sent: that read only takes over.
+      if (this.#state.status !== 'loading') await nextTask()
+      if (!opening.aborted) return this.#read(opening)
     })
   }
 
@@ -273,9 +308,26 @@ class LiveSessionView implements SessionView {
     this.#dispatch({ type: 'failed', error })
   }
 
-  /** While the first load runs, a promise of its end. */
+  /**
+   * While nothing is shown yet, a promise of the first screen: the one read on the page, or else
+   * the worker's. A `loadThrough` that screen covers is done then (the worker's read only adds).
+   */
+  #firstShown(): Promise<void> | undefined {
+    if (this.#state.status !== 'loading') return undefined
+    return this.#shown.then(() => (this.#state.status === 'loading' ? this.#opened : undefined))
+  }
+
+  /** `#fetchThrough` once the worker's first read is applied (it replaces the window). */
+  async #fetchThroughOnceOpen(seq: number): Promise<void> {
+    const opening = this.#opening()
+    if (opening !== undefined) await opening
+    if (this.#epoch.ended || isKnown(this.#state.window, Math.max(1, seq))) return
+    return this.#fetchThrough(seq)
+  }
+
+  /** While the first load runs (until the worker's first read is applied), a promise of its end. */
   #opening(): Promise<void> | undefined {
-    return this.#state.status === 'loading' ? this.#opened : undefined
+    return this.#state.status === 'loading' || !this.#workerOpened ? this.#opened : undefined
   }
 
   // ---- the feed ----
@@ -399,6 +451,7 @@ class LiveSessionView implements SessionView {
       if ('error' in read) this.#dispatch({ type: 'stopped', error: read.error })
       else {
         const { opened, pending, reported } = read
+        this.#workerOpened = true
         this.#dispatch(opened)
         this.#changeInbox((inbox) => {
           this.#settleUserRows(inbox, opened.page.messages)
@@ -411,6 +464,42 @@ class LiveSessionView implements SessionView {
     if (this.#state.status === 'ready') await this.#coverLoadedTurns().catch((e) => this.#softError(e))
   }
 
+  /**
+   * The first screen read on the page while the worker starts (docs/decisions/0038): shown as the
+   * worker's first read would show it, then replaced by that read, which leaves only after this
+   * one has read. So the worker's answer holds at least what this one showed (a later state of
+   * the same database), and it reads from the same lowest row up: it only ever adds to the
+   * window. Nothing is shown when the page cannot answer as the worker would.
+   */
+  async #readOnPage(
+    readFirstScreen: NonNullable<ViewHooks['readFirstScreen']>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const floor = this.#openingFloor
+    const reported = this.#inbox.reportedIds()
+    let read: FirstScreen | undefined
+    try {
+      read = await readFirstScreen({
+        sessionId: this.sessionId,
+        tail: this.#tail,
+        ...(floor === undefined ? {} : { floor }),
+        includeInactive: this.#state.filter.includeInactive,
+      })
+    } catch {
+      return // the worker's read answers, as it would have without this one
+    }
+    if (read === undefined || signal.aborted || this.#state.status !== 'loading') return
+    const { page, pending } = read
+    this.#batch(() => {
+      this.#dispatch({ type: 'opened', page, readFrom: floor, outline: NO_OUTLINE_YET })
+      this.#changeInbox((inbox) => {
+        this.#settleUserRows(inbox, page.messages)
+        inbox.replacePending(pending, reported)
+      })
+    })
+    this.#shownFrom = page.messages[0]?.seq
+  }
+
   /** Subscribes unless subscribed, then the three reads; undefined when the epoch moved on meanwhile. */
   async #readFirst(signal: AbortSignal): Promise<FirstRead | undefined> {
     const engine = this.#engine
@@ -418,13 +507,16 @@ class LiveSessionView implements SessionView {
     const watching = this.#feed.subscribed
       ? undefined
       : engine.watch(this.sessionId, this.#feed.listener, { textAppends: true })
-    const readFrom = this.#openingFloor
+    const shownFrom = this.#shownFrom
+    const readFrom =
+      shownFrom === undefined ? this.#openingFloor : Math.min(this.#openingFloor ?? shownFrom, shownFrom)
     this.#openingFloor = undefined
+    this.#shownFrom = undefined
     // What the engine reported before the read left: the read replaces that, not adds to it.
     const reported = this.#inbox.reportedIds()
     // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
     const reads = Promise.all([
-      this.#firstRows(readFrom),
+      this.#firstRows(readFrom, shownFrom === undefined ? this.#tail : 1),
       engine.pending(this.sessionId),
       engine.outline(this.sessionId),
     ])
@@ -452,16 +544,17 @@ class LiveSessionView implements SessionView {
 
   /**
    * The rows of the first read: the tail page, or, when `loadThrough(seq)` was called in the
-   * task that opened the view, every row from `seq` up in the same round trip (filled to a tail
-   * page). A `seq` above every row reads nothing there, so the tail is read after all.
+   * task that opened the view, every row from `seq` up in the same round trip (filled to a page
+   * of `pageSize`: the tail's, or 1 when a first screen read on the page set the floor). A `seq`
+   * above every row reads nothing there, so the tail is read after all.
    */
-  async #firstRows(floor: number | undefined): Promise<MessagePage> {
+  async #firstRows(floor: number | undefined, pageSize: number): Promise<MessagePage> {
     const { includeInactive } = this.#state.filter
     const tailPage = () => this.#engine.page(this.sessionId, { limit: this.#tail, includeInactive })
     if (floor === undefined) return tailPage()
     const page = await this.#engine.loadThrough(this.sessionId, {
       seq: floor,
-      pageSize: this.#tail,
+      pageSize,
       includeInactive,
     })
     return page.hasOlder && page.messages.length < this.#tail ? tailPage() : page

@@ -19,6 +19,7 @@ import type { TimelineInput, TimelineSnapshot } from './types'
 import {
   addRange,
   EMPTY_WINDOW,
+  keepEqualRows,
   pageRange,
   replaceRows,
   type TranscriptWindow,
@@ -174,7 +175,7 @@ export function reduceView(state: ViewState, action: ViewAction): ViewState {
         ...state,
         status: 'ready',
         error: undefined,
-        window: windowFromTail(page, state.filter, readFrom),
+        window: keepEqualRows(state.window, windowFromTail(page, state.filter, readFrom)),
         outline: outlineOf(outline.entries, outline.start, outline.headSeq, state.filter),
       }
     }

@@ -67,6 +67,38 @@ const isShown = (message: SessionMessage, filter: WindowFilter): boolean =>
 
 const rowOf = (message: SessionMessage): MessageRow => ({ key: message.id, kind: 'message', message })
 
+/** Structural equality of plain data (what a stored row holds: no Dates, Maps or class instances). */
+function samePlain(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  const keys = Object.keys(a)
+  if (keys.length !== Object.keys(b).length) return false
+  return keys.every(
+    (key) =>
+      Object.hasOwn(b, key) &&
+      samePlain((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+  )
+}
+
+/**
+ * `next` with every row equal to one `previous` shows kept as that object (and `previous`'s rows
+ * array when all are): a read that brings what is shown already (a reload, the worker's read
+ * after a first screen read on the page) changes nothing a row's renderer sees.
+ */
+export function keepEqualRows(previous: TranscriptWindow, next: TranscriptWindow): TranscriptWindow {
+  if (previous.rows.length === 0 || next.rows.length === 0) return next
+  const shown = new Map(previous.rows.map((row) => [row.key, row]))
+  let same = next.rows.length === previous.rows.length
+  const rows = next.rows.map((row, i) => {
+    const old = shown.get(row.key)
+    const kept = old !== undefined && samePlain(old.message, row.message) ? old : row
+    if (kept !== previous.rows[i]) same = false
+    return kept
+  })
+  return { ...next, rows: same ? previous.rows : rows }
+}
+
 /** The first tail page of a session (or a reload after a reset). */
 export function windowFromTail(page: MessagePage, filter: WindowFilter, readFrom?: number): TranscriptWindow {
   const first = page.messages[0]

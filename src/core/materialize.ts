@@ -212,6 +212,12 @@ export function patchLagging(
  * seq order. Their text lives in `messages` (and, while they lag, in the log), so the stored
  * state stays a few hundred bytes however long the answer, and a delta leaves it unchanged.
  */
+/**
+ * Version 2 of the stored transcript state held the open rows whole; they are what `messages`
+ * holds. A cold load reads both it and the current version without rebuilding the rows.
+ */
+export const WHOLE_ROWS_TRANSCRIPT = 2
+
 export interface StoredTranscript extends TurnState {
   open: string[]
 }

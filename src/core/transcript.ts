@@ -531,12 +531,17 @@ export function replayTranscript(events: Iterable<StoredEvent>): SessionMessage[
   return [...rows.values()].sort((a, b) => a.seq - b.seq)
 }
 
+/**
+ * The stored transcript state's version. 3: stored without the open rows' text, as their ids
+ * (core/materialize); 2 stored them whole in an array in seq order; 1 kept them in a record by
+ * id, with a callOwner map. Its own constant so a reader of stored rows can check it without the fold.
+ */
+export const TRANSCRIPT_VERSION = 3
+
 /** The transcript fold as a projection; its view is the state itself (the engine materializes rows). */
 export const transcript: Projection<TranscriptState, TranscriptState> = {
   name: 'transcript',
-  // 3: stored without the open rows' text, as their ids (core/materialize); 2 stored them whole
-  // in an array in seq order; 1 kept them in a record by id, with a callOwner map.
-  version: 3,
+  version: TRANSCRIPT_VERSION,
   init: initTranscript,
   apply: (state, event) => applyTranscript(state, event).state,
   view: (state) => state,

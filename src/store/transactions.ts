@@ -14,6 +14,7 @@ import type { SessionMessage } from '../schema/messages'
 import { releaseAttachments } from './attachments'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
 import { chunkNamesOf, decodeStates, encodeState, listChunkName } from './projection-state'
+import { receiptOf } from './stored-receipt'
 
 /**
  * Throws `internal` unless the caller still runs inside the transaction it opened: awaiting a
@@ -173,8 +174,6 @@ export function addRows(db: SessionlineDb, rows: readonly SessionMessage[]): Pro
 }
 
 /** A receipt as stored: ones written before receipts had a revision read as revision 0. */
-const receiptOf = (stored: InputReceipt): InputReceipt =>
-  stored.revision === undefined ? { ...stored, revision: 0 } : stored
 
 /** The receipt `inputId`, in any session. */
 export async function getReceipt(db: SessionlineDb, inputId: string): Promise<InputReceipt | undefined> {

@@ -21,29 +21,37 @@ export interface Page {
   dbName: string
   /** While true, calls from the page never reach the worker. */
   stall(on: boolean): void
+  /** While true, calls from the page wait; they reach the worker, in order, once it is false again. */
+  hold(on: boolean): void
   /** Calls the page made, by method name. */
   calls: Map<string, number>
   close(): Promise<void>
 }
 
 export async function openPage(
-  options: ConnectOptions & { dbName?: string; broadcast?: boolean } = {},
+  options: ConnectOptions & { broadcast?: boolean; firstScreen?: boolean } = {},
 ): Promise<Page> {
-  const dbName = options.dbName ?? freshDbName('client')
+  const { dbName: named, broadcast, firstScreen, ...connectOptions } = options
+  const dbName = named ?? freshDbName('client')
   const engine = createEngine({
     indexedDB,
     IDBKeyRange,
     schedule: immediateSchedule,
     dbName,
-    broadcast: options.broadcast ?? false,
+    broadcast: broadcast ?? false,
   })
   const { port1, port2 } = new MessageChannel()
   exposeEngine(engine, port1)
   let stalled = false
+  let held: (() => void)[] | undefined
   const calls = new Map<string, number>()
   const endpoint: Endpoint = {
     postMessage(message: { type?: string; path?: string[] }, transfer?: Transferable[]) {
       if (stalled) return
+      if (held) {
+        held.push(() => endpoint.postMessage(message, transfer))
+        return
+      }
       const method = message.type === 'APPLY' ? message.path?.join('.') : undefined
       if (method) calls.set(method, (calls.get(method) ?? 0) + 1)
       port2.postMessage(message, transfer ?? [])
@@ -52,13 +60,22 @@ export async function openPage(
     removeEventListener: port2.removeEventListener.bind(port2),
     start: () => port2.start(),
   }
-  const client = connect(endpoint, options)
+  // The page reads first screens itself only when a test asks (docs/decisions/0038).
+  const client = connect(endpoint, {
+    ...connectOptions,
+    ...(firstScreen && { dbName, indexedDB, IDBKeyRange }),
+  })
   return {
     client,
     engine,
     dbName,
     stall: (on) => {
       stalled = on
+    },
+    hold: (on) => {
+      const waiting = held
+      held = on ? (held ?? []) : undefined
+      if (!on) for (const send of waiting ?? []) send()
     },
     calls,
     async close() {

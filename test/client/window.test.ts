@@ -4,6 +4,7 @@ import {
   addRange,
   applyMessages,
   baseSeqOf,
+  keepEqualRows,
   pageRange,
   type TranscriptWindow,
   windowFromTail,
@@ -161,5 +162,29 @@ describe('the transcript window', () => {
     const newer = new Map([['id-2', { message: row(2, 'changed at 5'), headSeq: 5 }]])
     const merged = addRange(w, older, pageRange(older, { beforeSeq: baseSeqOf(w) }), filter, newer)
     expect(merged.rows[1]!.message.parts).toEqual([{ type: 'text', text: 'changed at 5' }])
+  })
+})
+
+describe('keepEqualRows', () => {
+  const page = (messages: SessionMessage[], hasOlder = false): MessagePage => ({
+    messages,
+    baseSeq: messages[0]?.seq ?? 0,
+    headSeq: 9,
+    hasOlder,
+  })
+
+  test('a read that brings what is shown keeps every row object and the rows array', () => {
+    const shown = windowFromTail(page([row(1), row(2), row(3)]), filter)
+    const again = keepEqualRows(shown, windowFromTail(page([row(1), row(2), row(3)]), filter))
+    expect(again.rows).toBe(shown.rows)
+  })
+
+  test('a row that changed, and a row added, are the new ones; the rest are kept', () => {
+    const shown = windowFromTail(page([row(1), row(2)]), filter)
+    const next = keepEqualRows(shown, windowFromTail(page([row(1), row(2, 'm2 and more'), row(3)]), filter))
+    expect(next.rows).not.toBe(shown.rows)
+    expect(next.rows[0]).toBe(shown.rows[0])
+    expect(next.rows[1]).not.toBe(shown.rows[1])
+    expect(next.rows.map((r) => r.message)).toEqual([row(1), row(2, 'm2 and more'), row(3)])
   })
 })

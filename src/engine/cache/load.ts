@@ -12,6 +12,7 @@ import {
   type StoredTranscript,
   storedTranscript,
   storesSame,
+  WHOLE_ROWS_TRANSCRIPT,
 } from '../../core/materialize'
 import type { TranscriptState } from '../../core/transcript'
 import type { SessionMessage } from '../../schema/messages'
@@ -32,9 +33,6 @@ import { notFound, type Snapshot } from './entries'
 
 /** Events read per transaction when a projection is rebuilt from the log. */
 export const REBUILD_BATCH = 5000
-
-/** Version 2 of the transcript state stored the open rows whole; they are what `messages` holds. */
-const WHOLE_ROWS_TRANSCRIPT = 2
 
 /**
  * `rows`, read with `session`, as a reader must see them: every lagging one patched with the

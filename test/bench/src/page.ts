@@ -9,6 +9,7 @@ import { LONG_SESSION } from './env'
 import { runMainThread } from './main-thread'
 import { runPeers } from './peers'
 import type { EngineLink } from './peers-sessionline'
+import { PEER_DB } from './peers-workload'
 import { benchComlinkTail, type RawTailService } from './reads'
 import { runJumps } from './search'
 import { memoryComparisons, type SeedResult } from './seed'
@@ -66,11 +67,19 @@ async function jumps(config: unknown) {
 function peers(config: unknown) {
   const connectEngine = async (fresh: boolean): Promise<EngineLink> => {
     const channel = new MessageChannel()
-    await remote.servePeer(Comlink.transfer(channel.port2, [channel.port2]), fresh)
-    const client = connect(channel.port1)
+    // A fresh database is emptied first (untimed setup).
+    if (fresh) await remote.servePeer(Comlink.transfer(channel.port2, [channel.port2]), fresh)
+    // The page reads a view's first screen itself (docs/decisions/0038).
+    const client = connect(channel.port1, { dbName: PEER_DB.sessionline })
+    // As an app's `connect(() => new Worker(url))` starts its worker: after the client exists,
+    // and without waiting for it; the page's calls wait on the port meanwhile.
+    const serving = fresh
+      ? Promise.resolve()
+      : remote.servePeer(Comlink.transfer(channel.port2, [channel.port2]), fresh)
     return {
       client,
       async close() {
+        await serving
         await client.close()
         await remote.stopPeer()
         channel.port1.close()

@@ -43,6 +43,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** Dexie drops a cached query result 3 s after its last observer left (see peers-livequery.ts). */
 const DEXIE_CACHE_LINGER_MS = 3_100
 
+/**
+ * A pause after each timed read, untimed, on every side: work a side goes on with after its
+ * figure ends (sessionline's worker taking over a first screen read on the page; docs/decisions/0038)
+ * must not run into the next side's figure.
+ */
+const SETTLE_MS = 50
+
 type Steps = 'admit' | 'stream' | 'page' | 'coldOpen'
 
 /** Runs the whole chat once on every side; returns each side's milliseconds per step. */
@@ -70,11 +77,13 @@ async function runChat(host: PeerHost, sessionId: string, cfg: PeerSizes, reads:
       for (const side of turnOrder(rep + 1)) {
         const ms = await sides[side].page(rep, history.length)
         if (rep >= 0) times[side].page.push(ms)
+        await sleep(SETTLE_MS)
       }
     for (let rep = -1; rep < reads; rep++)
       for (const side of turnOrder(rep + 2)) {
         const ms = await sides[side].coldOpen(rep, history.length)
         if (rep >= 0) times[side].coldOpen.push(ms)
+        await sleep(SETTLE_MS)
       }
   } finally {
     for (const side of SIDES) await sides[side].close().catch(() => undefined)

@@ -1,0 +1,299 @@
+/**
+ * The page's read-only first read of a session (docs/decisions/0038): the first screen of a view
+ * read straight from the engine's database while the worker starts, answered as the engine's own
+ * `page`/`loadThrough` and `pending` would answer at that moment, or not at all.
+ *
+ * It speaks plain IndexedDB, not Dexie, so a page that uses it bundles no Dexie, and it never
+ * writes: it opens the database at whatever version it has (a database that does not exist is
+ * not created: the upgrade that would create it is aborted), and answers nothing unless that
+ * version is the one this library declares (`SCHEMA_VERSION`) and the session's transcript rows
+ * are stored in a shape the engine reads as they are (no rebuild pending). When it answers
+ * nothing, the worker's read is the first. It lets go of the database as soon as another
+ * connection asks to upgrade or delete it.
+ *
+ * What it reads mirrors store/transactions.ts (`rowsBelow`, `rowsFrom`, `pendingReceipts`) and
+ * the engine's reads (engine/reads.ts: the session row, lagging rows patched from the log), in
+ * one readonly transaction; test/client/first-screen.property.test.ts holds the two to the same answers.
+ *
+ * @example
+ *   const reader = firstScreenReader('my-app')
+ *   const first = await reader.read({ sessionId, tail: 50, includeInactive: false })
+ *   // first: { page, pending } as the engine would answer, or undefined
+ */
+import { patchFrom, patchLagging, WHOLE_ROWS_TRANSCRIPT } from '../core/materialize'
+import { pendingView } from '../core/pending'
+import { TRANSCRIPT_VERSION } from '../core/transcript'
+import { isReadable } from '../core/visibility'
+import type { StoredEvent } from '../schema/events'
+import type { InputReceipt } from '../schema/inputs'
+import type { SessionMessage } from '../schema/messages'
+import type { MessagePage } from '../schema/requests'
+import type { ProjectionRow, SessionRow } from './db'
+import { SCHEMA_VERSION } from './migrations'
+import { receiptOf } from './stored-receipt'
+
+/** Dexie stores version `n` of a schema as IndexedDB version `n * 10`. */
+const IDB_VERSION = SCHEMA_VERSION * 10
+
+/** The tables one first read spans. */
+const TABLES = ['sessions', 'messages', 'inputs', 'projections', 'events']
+
+/** What a view's first read asks: the tail, or every row from `floor` up (`loadThrough` in the opening task). */
+export interface FirstScreenRequest {
+  sessionId: string
+  tail: number
+  floor?: number
+  includeInactive: boolean
+}
+
+/** The first screen as the engine would answer it: the rows' page and the pending receipts. */
+export interface FirstScreen {
+  page: MessagePage
+  pending: InputReceipt[]
+}
+
+export interface FirstScreenReader {
+  /**
+   * Starts opening the database now (a page calls it as it connects, before its worker opens the
+   * same database: IndexedDB serves the opens of one database in turn).
+   */
+  prepare(): void
+  /** The first screen, or undefined when only the worker can answer (see the module comment). */
+  read(request: FirstScreenRequest): Promise<FirstScreen | undefined>
+  /** Closes the connection (a later read opens it again). */
+  close(): void
+}
+
+/** Where IndexedDB comes from (Node passes fake-indexeddb's); the global one by default. */
+export interface FirstScreenOptions {
+  indexedDB?: Pick<IDBFactory, 'open'>
+  IDBKeyRange?: Pick<typeof IDBKeyRange, 'bound'>
+}
+
+const requested = <T>(request: IDBRequest<T>): Promise<T> =>
+  new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result)
+    request.onerror = () => reject(request.error)
+  })
+
+/** Opens `name` as it is, or resolves undefined if it does not exist or has another version. */
+function openAsIs(factory: Pick<IDBFactory, 'open'>, name: string): Promise<IDBDatabase | undefined> {
+  return new Promise((resolve) => {
+    let request: IDBOpenDBRequest
+    try {
+      request = factory.open(name)
+    } catch {
+      resolve(undefined)
+      return
+    }
+    // No database of that name: creating one is the engine's business, so the upgrade is undone.
+    request.onupgradeneeded = () => request.transaction?.abort()
+    request.onerror = (event) => {
+      event.preventDefault()
+      resolve(undefined)
+    }
+    request.onblocked = () => resolve(undefined)
+    request.onsuccess = () => {
+      const db = request.result
+      if (db.version !== IDB_VERSION || TABLES.some((table) => !db.objectStoreNames.contains(table))) {
+        db.close()
+        resolve(undefined)
+        return
+      }
+      resolve(db)
+    }
+  })
+}
+
+/** A page reader of database `name`; its connection opens on the first read and stays open. */
+export function firstScreenReader(name: string, options: FirstScreenOptions = {}): FirstScreenReader {
+  const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB
+  const ranges = options.IDBKeyRange ?? (globalThis as { IDBKeyRange?: typeof IDBKeyRange }).IDBKeyRange
+  let opening: Promise<IDBDatabase | undefined> | undefined
+  let closed = false
+
+  const connection = (): Promise<IDBDatabase | undefined> => {
+    if (!factory || !ranges) return Promise.resolve(undefined)
+    opening ??= openAsIs(factory, name).then((db) => {
+      if (db === undefined) {
+        opening = undefined // not there yet, or another version: ask again next time
+        return undefined
+      }
+      // Another connection upgrades or deletes the database: never stand in its way.
+      db.onversionchange = () => {
+        db.close()
+        opening = undefined
+      }
+      db.onclose = () => {
+        opening = undefined
+      }
+      if (closed) {
+        db.close()
+        return undefined
+      }
+      return db
+    })
+    return opening
+  }
+
+  async function read(request: FirstScreenRequest): Promise<FirstScreen | undefined> {
+    if (closed || !ranges) return undefined
+    const db = await connection()
+    if (db === undefined) return undefined
+    let tx: IDBTransaction
+    try {
+      tx = db.transaction(TABLES, 'readonly')
+    } catch {
+      return undefined // closed meanwhile (an upgrade asked for it)
+    }
+    try {
+      return await readIn(tx, ranges, request)
+    } catch {
+      return undefined // whatever failed here, the worker's read answers
+    }
+  }
+
+  return {
+    prepare: () => void connection(),
+    read,
+    close() {
+      closed = true
+      void opening?.then((db) => db?.close())
+      opening = undefined
+    },
+  }
+}
+
+const seqRange = (
+  ranges: Pick<typeof IDBKeyRange, 'bound'>,
+  sessionId: string,
+  from: number,
+  below: number,
+) => ranges.bound([sessionId, from], [sessionId, below], false, true)
+
+/** The seq-index key `skip` entries into `range` read newest first, or undefined past its end. */
+function keyBelow(index: IDBIndex, range: IDBKeyRange, skip: number): Promise<[string, number] | undefined> {
+  return new Promise((resolve, reject) => {
+    const request = index.openKeyCursor(range, 'prev')
+    let advanced = skip === 0
+    request.onerror = () => reject(request.error)
+    request.onsuccess = () => {
+      const cursor = request.result
+      if (!cursor) resolve(undefined)
+      else if (advanced) resolve(cursor.key as [string, number])
+      else {
+        advanced = true
+        cursor.advance(skip)
+      }
+    }
+  })
+}
+
+/** `getAllRecords` (Chromium 141 and later): a range read newest first in one request. */
+type RecordsIndex = IDBIndex & {
+  getAllRecords(options: {
+    query: IDBKeyRange
+    count: number
+    direction: 'prev'
+  }): IDBRequest<{ value: unknown }[]>
+}
+const readsNewestFirst = (index: IDBIndex): index is RecordsIndex =>
+  typeof (index as Partial<RecordsIndex>).getAllRecords === 'function'
+
+/** In `tx`: what the engine's first read answers (see the module comment). */
+async function readIn(
+  tx: IDBTransaction,
+  ranges: Pick<typeof IDBKeyRange, 'bound'>,
+  { sessionId, tail, floor, includeInactive }: FirstScreenRequest,
+): Promise<FirstScreen | undefined> {
+  const messages = tx.objectStore('messages').index('[sessionId+seq]')
+  const keep = (row: SessionMessage) => isReadable(row.visibility, includeInactive)
+
+  /** The newest `count` rows in `range`, newest first. */
+  async function newest(range: IDBKeyRange, count: number): Promise<SessionMessage[]> {
+    if (readsNewestFirst(messages)) {
+      const records = await requested(messages.getAllRecords({ query: range, count, direction: 'prev' }))
+      return records.map((record) => record.value as SessionMessage)
+    }
+    // The count-th newest key bounds one ascending getAll: two requests, not one per row.
+    const lowest = await keyBelow(messages, range, count - 1)
+    const from = lowest?.[1] ?? Number.NEGATIVE_INFINITY
+    const rows = await requested<SessionMessage[]>(
+      messages.getAll(ranges.bound([sessionId, from], range.upper, false, true)),
+    )
+    return rows.reverse()
+  }
+
+  /** `rowsBelow`: the newest `limit` readable rows below `beforeSeq`, and whether more are below. */
+  async function rowsBelow(beforeSeq: number | undefined, limit: number) {
+    const newestFirst: SessionMessage[] = []
+    let upper = beforeSeq ?? Number.POSITIVE_INFINITY
+    for (;;) {
+      const want = limit + 1 - newestFirst.length
+      const batch = await newest(seqRange(ranges, sessionId, Number.NEGATIVE_INFINITY, upper), want)
+      for (const row of batch) if (keep(row)) newestFirst.push(row)
+      const oldest = batch.at(-1)
+      if (batch.length < want || newestFirst.length > limit || !oldest) break
+      upper = oldest.seq
+    }
+    const hasOlder = newestFirst.length > limit
+    return { rows: (hasOlder ? newestFirst.slice(0, limit) : newestFirst).reverse(), hasOlder }
+  }
+
+  /** `loadThrough({seq: floor, pageSize: tail})`: every readable row from `floor`, filled to a page. */
+  async function rowsThrough(from: number) {
+    const stored = await requested<SessionMessage[]>(
+      messages.getAll(seqRange(ranges, sessionId, from, Number.POSITIVE_INFINITY)),
+    )
+    const rows = stored.filter(keep)
+    const fill = (tail - (rows.length % tail)) % tail
+    const below = rows[0]?.seq ?? Math.max(1, from)
+    const older = from <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(below, fill)
+    return { rows: [...older.rows, ...rows], hasOlder: older.hasOlder }
+  }
+
+  /** As a view's first read: a floor above every row reads the tail after all. */
+  async function firstRows() {
+    if (floor === undefined) return rowsBelow(undefined, tail)
+    const through = await rowsThrough(floor)
+    return through.hasOlder && through.rows.length < tail ? rowsBelow(undefined, tail) : through
+  }
+
+  // Every request at once: IndexedDB answers them in order within the one transaction.
+  const [session, fold, pending, window] = await Promise.all([
+    requested<SessionRow | undefined>(tx.objectStore('sessions').get(sessionId)),
+    requested<ProjectionRow | undefined>(tx.objectStore('projections').get([sessionId, 'transcript'])),
+    requested<InputReceipt[]>(
+      tx
+        .objectStore('inputs')
+        .index('[sessionId+status+seq]')
+        .getAll(ranges.bound([sessionId, 'pending', Number.NEGATIVE_INFINITY], [sessionId, 'pending', []])),
+    ),
+    firstRows(),
+  ])
+  // Missing (the worker says `not_found`), or rows the engine would rebuild before reading them.
+  if (session === undefined) return undefined
+  if (fold === undefined || (fold.version !== TRANSCRIPT_VERSION && fold.version !== WHOLE_ROWS_TRANSCRIPT))
+    return undefined
+
+  // Streaming rows whose stored version lags the log are patched from it (docs/decisions/0021).
+  let rows = window.rows
+  const lagFrom = patchFrom(
+    session.lagging,
+    rows.map((row) => row.id),
+  )
+  if (lagFrom !== undefined) {
+    const events = await requested<StoredEvent[]>(
+      tx
+        .objectStore('events')
+        .getAll(ranges.bound([sessionId, lagFrom], [sessionId, session.headSeq], true, false)),
+    )
+    rows = patchLagging(rows, session.lagging, events)
+  }
+
+  const receipts = pending.map(receiptOf)
+  return {
+    page: { messages: rows, baseSeq: rows[0]?.seq ?? 0, headSeq: session.headSeq, hasOlder: window.hasOlder },
+    pending: receipts.some((r) => r.rank !== undefined) ? pendingView(receipts) : receipts,
+  }
+}

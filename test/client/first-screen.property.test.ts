@@ -1,0 +1,187 @@
+/**
+ * The page's first read (store/first-screen.ts) is a second read path beside the engine's: for
+ * any session and any first read a view can ask, it answers exactly what the engine's `page` or
+ * `loadThrough` and `pending` answer (as a view's first read asks them), or nothing. Sessions
+ * here have streaming rows that lag the log, superseded branches (inactive rows), steers and
+ * queued inputs in a reordered inbox, and a turn left open; and imported sessions (a Pi tree
+ * with abandoned branches, Codex files with hidden envelopes and a compaction).
+ */
+import { readFileSync } from 'node:fs'
+import { IDBIndex, IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createEngine } from '../../src/engine/engine'
+import type { Engine } from '../../src/engine/types'
+import type { SessionEvent } from '../../src/schema/events'
+import { type FirstScreenRequest, firstScreenReader } from '../../src/store/first-screen'
+import { freshDbName, immediateSchedule } from '../support/engines'
+import { turnEvents } from './harness'
+
+/** One step of building a session. */
+type Step =
+  | { kind: 'turn'; deltas: number }
+  | { kind: 'resend'; back: number }
+  | { kind: 'admit'; queue: boolean }
+  | { kind: 'reorder' }
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({ kind: fc.constant('turn' as const), deltas: fc.integer({ min: 1, max: 4 }) }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('resend' as const), back: fc.nat(6) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('admit' as const), queue: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reorder' as const) }) },
+)
+
+const request = fc.record({
+  tail: fc.integer({ min: 1, max: 12 }),
+  floor: fc.option(fc.integer({ min: 1, max: 90 }), { nil: undefined }),
+  includeInactive: fc.boolean(),
+})
+
+/** A turn whose answer streams in `deltas` appends (rows lag the log between rewrites). */
+async function streamTurn(engine: Engine, turn: number, deltas: number, finish: boolean): Promise<void> {
+  const [start, prompt, stepStart, answerStart, , ...end] = turnEvents(turn)
+  await engine.append('s', [start, prompt, stepStart, answerStart] as SessionEvent[])
+  for (let d = 0; d < deltas; d++)
+    await engine.append('s', [
+      { type: 'assistant/delta', data: { messageId: `a-${turn}`, text: `part ${d} ` } },
+    ])
+  if (finish) await engine.append('s', end as SessionEvent[])
+}
+
+/** What a view's first read gets from the engine (session-view's `#firstRows` and `pending`). */
+async function engineFirstRead(
+  engine: Engine,
+  {
+    sessionId = 's',
+    tail,
+    floor,
+    includeInactive,
+  }: Omit<FirstScreenRequest, 'sessionId'> & { sessionId?: string },
+) {
+  const tailPage = () => engine.page(sessionId, { limit: tail, includeInactive })
+  let page =
+    floor === undefined
+      ? await tailPage()
+      : await engine.loadThrough(sessionId, { seq: floor, pageSize: tail, includeInactive })
+  if (floor !== undefined && page.hasOlder && page.messages.length < tail) page = await tailPage()
+  return { page, pending: await engine.pending(sessionId) }
+}
+
+/** Imported files: a Pi tree with abandoned branches and a compaction, Codex with hidden envelopes. */
+const IMPORTED = [
+  'pi/agent-history__real_session-01.jsonl',
+  'pi/pi-mono__before-compaction.jsonl',
+  'codex/agent-history__codex_session_with_compaction.jsonl',
+  'codex/agent-history__codex_with_escalation.jsonl',
+]
+
+/** Browsers without `IDBIndex.getAllRecords` (before Chromium 141; Firefox, Safari) read a tail another way. */
+const withoutRecords = () => {
+  const prototype = IDBIndex.prototype as { getAllRecords?: unknown }
+  const kept = prototype.getAllRecords
+  beforeAll(() => {
+    delete prototype.getAllRecords
+  })
+  afterAll(() => {
+    prototype.getAllRecords = kept
+  })
+}
+
+describe.each([
+  ['newest first in one request (getAllRecords)', () => undefined],
+  ['through a key cursor and getAll', withoutRecords],
+])('the first screen read on the page, %s', (_, setUp) => {
+  setUp()
+  test('answers what the engine answers, for any session and any first read', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 14 }),
+        fc.boolean(),
+        fc.array(request, { minLength: 1, maxLength: 4 }),
+        async (steps, leaveOpen, requests) => {
+          const dbName = freshDbName('first-screen')
+          const engine = createEngine({
+            indexedDB,
+            IDBKeyRange,
+            dbName,
+            schedule: immediateSchedule,
+            broadcast: false,
+            // Rows rewritten rarely: most streaming rows lag the log.
+            materialize: { minLag: 40, deltaWeight: 8 },
+          })
+          const reader = firstScreenReader(dbName, { indexedDB, IDBKeyRange })
+          try {
+            await engine.createSession({ id: 's' })
+            let turn = 0
+            let inputs = 0
+            const prompts: string[] = []
+            for (const s of steps) {
+              if (s.kind === 'turn') {
+                turn++
+                await streamTurn(engine, turn, s.deltas, true)
+                prompts.push(`u-${turn}`)
+              } else if (s.kind === 'resend' && prompts.length > 0) {
+                const target = prompts[Math.max(0, prompts.length - 1 - s.back)]!
+                await engine.resend('s', target, { text: `again ${turn}`, id: `r-${turn}-${inputs++}` })
+                // The resend opened a turn: close it, as a runner would.
+                turn = (await engine.outline('s')).total
+                await engine.append('s', turnEvents(turn).slice(2) as SessionEvent[])
+              } else if (s.kind === 'admit') {
+                await engine.admit('s', {
+                  id: `in-${inputs++}`,
+                  text: 'later',
+                  delivery: s.queue ? 'queue' : 'steer',
+                })
+              } else if (s.kind === 'reorder') {
+                const pending = await engine.pending('s')
+                const last = pending.at(-1)
+                if (last && pending.length > 1) await engine.reorder('s', last.id, { before: pending[0]!.id })
+              }
+            }
+            if (leaveOpen) await streamTurn(engine, turn + 1, 2, false)
+            for (const r of requests) {
+              const onPage = await reader.read({ sessionId: 's', ...r })
+              expect(onPage).toEqual(await engineFirstRead(engine, r))
+            }
+          } finally {
+            reader.close()
+            await engine.close()
+          }
+        },
+      ),
+      { numRuns: 40 },
+    )
+  }, 120_000)
+
+  test('answers what the engine answers for imported sessions', async () => {
+    const dbName = freshDbName('first-screen-imported')
+    const engine = createEngine({
+      indexedDB,
+      IDBKeyRange,
+      dbName,
+      schedule: immediateSchedule,
+      broadcast: false,
+    })
+    const reader = firstScreenReader(dbName, { indexedDB, IDBKeyRange })
+    try {
+      for (const file of IMPORTED) {
+        const text = readFileSync(new URL(`../import/fixtures/real/${file}`, import.meta.url), 'utf8')
+        const { id } = await engine.importTranscript({ text, name: file })
+        await fc.assert(
+          fc.asyncProperty(request, async (r) => {
+            expect(await reader.read({ sessionId: id, ...r })).toEqual(
+              await engineFirstRead(engine, { sessionId: id, ...r }),
+            )
+          }),
+          { numRuns: 15 },
+        )
+      }
+    } finally {
+      reader.close()
+      await engine.close()
+    }
+  }, 60_000)
+})
