@@ -25,11 +25,37 @@ function inWorker(method: string, args: unknown): Promise<Answer> {
   })
 }
 
+/** The probes' answer from a SharedWorker, or why there was none. */
+function inSharedWorker(): Promise<Answer> {
+  if (typeof SharedWorker === 'undefined') return Promise.resolve({ ok: false, error: 'no SharedWorker' })
+  return new Promise((resolve) => {
+    const shared = new SharedWorker(new URL('./shared-probe.ts', import.meta.url), { type: 'module' })
+    const timer = setTimeout(() => resolve({ ok: false, error: 'no answer in 20 s' }), 20_000)
+    shared.port.onmessage = (event: MessageEvent<Answer>) => {
+      clearTimeout(timer)
+      resolve(event.data)
+    }
+    shared.onerror = () => {
+      clearTimeout(timer)
+      resolve({ ok: false, error: 'the SharedWorker failed to start' })
+    }
+    shared.port.start()
+  })
+}
+
 async function call(method: string, args: unknown): Promise<Answer> {
   const answer = await inWorker(method, args)
   if (method !== 'features' || !answer.ok) return answer
   const onPage = typeof navigator.storage?.getDirectory === 'function'
-  return { ok: true, value: { ...(answer.value as object), pageHasGetDirectory: onPage } }
+  const shared = await inSharedWorker()
+  return {
+    ok: true,
+    value: {
+      ...(answer.value as object),
+      pageHasGetDirectory: onPage,
+      sharedWorker: shared.ok ? shared.value : shared.error,
+    },
+  }
 }
 
 Object.assign(window, { contract: { call } })

@@ -6,7 +6,7 @@ import type { MeasureResult, SideTimes } from './worker'
 
 export interface BrowserRun {
   browser: string
-  features?: Features & { pageHasGetDirectory?: boolean }
+  features?: Features & { pageHasGetDirectory?: boolean; sharedWorker?: Features | string }
   runs: (MeasureResult & { label: string })[]
   /** The one-minute load average when the browser started and when it was done. */
   load: { start: number; end: number }
@@ -49,19 +49,27 @@ const version = (ua: string | undefined) =>
 
 export function featuresTable(browsers: BrowserRun[]): string {
   const lines = [
-    '| browser | getDirectory() in the worker | on the page | sync access handle (worker) | createWritable (worker) | Blob in IndexedDB | cross-origin isolated, timer step |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| browser | getDirectory() | sync access handle | createWritable | Blob in IndexedDB | on the page: getDirectory | in a SharedWorker: getDirectory, sync handle, createWritable | cross-origin isolated, timer step |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ]
   for (const b of browsers) {
     const f = b.features
     if (!f) {
-      lines.push(`| ${b.browser} | ${b.error ?? 'not run'} | | | | | |`)
+      lines.push(`| ${b.browser} | ${b.error ?? 'not run'} | | | | | | |`)
       continue
     }
+    const s = f.sharedWorker
+    const shared =
+      s === undefined
+        ? '?'
+        : typeof s === 'string'
+          ? s
+          : `${s.getDirectory}, ${s.syncAccessHandle}, ${s.createWritable}`
     lines.push(
-      `| ${b.browser} (${version(f.userAgent)}) | ${f.getDirectory} | ${f.pageHasGetDirectory ? 'present' : 'absent'} | ${f.syncAccessHandle} | ${f.createWritable} | ${f.indexedDbBlob} | ${f.crossOriginIsolated ? 'yes' : 'no'}, ${f.timerStepMs} ms |`,
+      `| ${b.browser} (${version(f.userAgent)}) | ${f.getDirectory} | ${f.syncAccessHandle} | ${f.createWritable} | ${f.indexedDbBlob} | ${f.pageHasGetDirectory ? 'present' : 'absent'} | ${shared} | ${f.crossOriginIsolated ? 'yes' : 'no'}, ${f.timerStepMs} ms |`,
     )
   }
+  lines.push('', 'The first four columns are probed in the dedicated worker the measurements run in.')
   return lines.join('\n')
 }
 

@@ -52,9 +52,9 @@ for (const name of asked)
     throw new Error(`unknown browser ${name} (${kinds.map((k) => k.label).join(', ')})`)
 const browsers = asked.length > 0 ? kinds.filter((k) => asked.includes(k.label)) : kinds
 const SIZES = [
-  { label: '100 KB', bytes: 100 * KB, reps: quick ? 3 : 9 },
-  { label: '1 MB', bytes: MB, reps: quick ? 3 : 7 },
-  { label: '10 MB', bytes: 10 * MB, reps: quick ? 3 : 5 },
+  { label: '100 KB', bytes: 100 * KB, reps: quick ? 3 : 11 },
+  { label: '1 MB', bytes: MB, reps: quick ? 3 : 9 },
+  { label: '10 MB', bytes: 10 * MB, reps: quick ? 3 : 7 },
 ]
 
 /** Every process descended from this one (browsers, drivers, Xvfb and their children). */
