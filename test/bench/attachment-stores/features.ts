@@ -12,6 +12,8 @@ export interface Features {
   crossOriginIsolated: boolean
   /** The smallest step `performance.now()` was seen to take, in ms. */
   timerStepMs: number
+  /** Whether `navigator.storage` (the Storage API) is there at all. */
+  storageManager: boolean
   getDirectory: Probe
   syncAccessHandle: Probe
   createWritable: Probe
@@ -89,6 +91,7 @@ export async function detectFeatures(): Promise<Features> {
     userAgent: navigator.userAgent,
     crossOriginIsolated: self.crossOriginIsolated,
     timerStepMs: timerStep(),
+    storageManager: storage !== undefined,
     getDirectory,
     syncAccessHandle,
     createWritable,
