@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 # A WebKitGTK browser for WebKitWebDriver whose website data (IndexedDB included) lives in a
 # profile folder on disk, so it survives a relaunch. Stock MiniBrowser in automation mode keeps
-# it in memory. Started by the driver as `webkit-browser.py --automation --profile=DIR`.
+# it in memory. Started by the driver as `webkit-browser.py --automation --profile=DIR`, with
+# `--feature=NAME` for each WebKit feature to turn on beyond the port's defaults (WebKitGTK 2.50
+# ships the origin private file system, `FileSystem`, off; Safari ships it on).
 import sys
 
 import gi
@@ -11,6 +13,7 @@ gi.require_version("WebKit2", "4.1")
 from gi.repository import Gtk, WebKit2  # noqa: E402
 
 profile = next(arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--profile="))
+features = [arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--feature=")]
 manager = WebKit2.WebsiteDataManager(
     base_data_directory=profile + "/data", base_cache_directory=profile + "/cache"
 )
@@ -28,6 +31,13 @@ def on_close(view, window):
 
 def create_web_view(_session):
     view = WebKit2.WebView(web_context=context, is_controlled_by_automation=True)
+    if features:
+        settings = view.get_settings()
+        known = WebKit2.Settings.get_all_features()
+        for i in range(known.get_length()):
+            feature = known.get(i)
+            if feature.get_identifier() in features:
+                settings.set_feature_enabled(feature, True)
     window = Gtk.Window()
     window.set_default_size(1024, 768)
     window.add(view)

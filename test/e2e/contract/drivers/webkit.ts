@@ -89,6 +89,14 @@ const CALL = `
   window.contract.call(method, args).then(done, (error) => done({ ok: false, error: String(error) }))
 `
 
+/**
+ * The WebKit kind, with `features` (WebKit feature identifiers, e.g. `FileSystem`) turned on in
+ * the on-disk browser beyond WebKitGTK's defaults; stock MiniBrowser gets none of them.
+ */
+export function webkitKindWith(features: readonly string[]): BrowserKind {
+  return { ...webkitKind, launch: (profileDir) => launchWebKit(profileDir, features) }
+}
+
 export const webkitKind: BrowserKind = {
   name: 'webkit',
   port: 47_313,
@@ -102,115 +110,117 @@ export const webkitKind: BrowserKind = {
     }
     return undefined
   },
-  async launch(profileDir) {
-    const persistent = persistentWebKit()
-    const { display, process: xvfb } = await startXvfb()
-    const port = await freePort()
-    const driverProcess = spawn(DRIVER, [`--port=${port}`], {
-      stdio: 'ignore',
-      env: { ...process.env, DISPLAY: display },
-    })
-    const queue = serial()
-    let driver: WebDriver
-    const start = async () => {
-      // The driver matches browserName against the name the browser gives its automation session.
-      const capabilities = persistent
-        ? {
-            browserName: 'sessionline-contract',
-            'webkitgtk:browserOptions': { binary: RECIPE, args: ['--automation', `--profile=${profileDir}`] },
-          }
-        : {
-            browserName: 'MiniBrowser',
-            'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
-          }
-      // The driver needs a moment to listen; a session request without a display hangs.
-      const deadline = Date.now() + 30_000
-      for (;;) {
-        try {
-          driver = await withDeadline(
-            new Builder().usingServer(`http://127.0.0.1:${port}`).withCapabilities(capabilities).build(),
-            20_000,
-            'WebKitWebDriver',
-          )
-          break
-        } catch (error) {
-          if (Date.now() > deadline) throw error
-          await new Promise((resolve) => setTimeout(resolve, 250))
-        }
-      }
-      await driver.manage().setTimeouts({ script: 180_000, pageLoad: 30_000 })
-    }
-    await start()
-    let firstTabFree = true
+  launch: (profileDir) => launchWebKit(profileDir, []),
+}
 
-    function tabOf(handle: string): Tab {
-      const on = <T>(run: () => Promise<T>) =>
+async function launchWebKit(profileDir: string, features: readonly string[]): Promise<BrowserSession> {
+  const persistent = persistentWebKit()
+  const { display, process: xvfb } = await startXvfb()
+  const port = await freePort()
+  const driverProcess = spawn(DRIVER, [`--port=${port}`], {
+    stdio: 'ignore',
+    env: { ...process.env, DISPLAY: display },
+  })
+  const queue = serial()
+  let driver: WebDriver
+  const start = async () => {
+    // The driver matches browserName against the name the browser gives its automation session.
+    const capabilities = persistent
+      ? {
+          browserName: 'sessionline-contract',
+          'webkitgtk:browserOptions': {
+            binary: RECIPE,
+            args: ['--automation', `--profile=${profileDir}`, ...features.map((f) => `--feature=${f}`)],
+          },
+        }
+      : {
+          browserName: 'MiniBrowser',
+          'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+        }
+    // The driver needs a moment to listen; a session request without a display hangs.
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      try {
+        driver = await withDeadline(
+          new Builder().usingServer(`http://127.0.0.1:${port}`).withCapabilities(capabilities).build(),
+          20_000,
+          'WebKitWebDriver',
+        )
+        break
+      } catch (error) {
+        if (Date.now() > deadline) throw error
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+    }
+    await driver.manage().setTimeouts({ script: 180_000, pageLoad: 30_000 })
+  }
+  await start()
+  let firstTabFree = true
+
+  function tabOf(handle: string): Tab {
+    const on = <T>(run: () => Promise<T>) =>
+      queue(async () => {
+        await driver.switchTo().window(handle)
+        return run()
+      })
+    const ready = () =>
+      waitContract(() => on(() => driver.executeScript<boolean>('return Boolean(window.contract)')), 'webkit')
+    return {
+      async call<T>(method: string, args?: unknown) {
+        const answer = await on(() => driver.executeAsyncScript<Answer<T>>(CALL, method, args ?? null))
+        return unwrap(method, answer)
+      },
+      async goto(url) {
+        await on(() => driver.get(url))
+        await ready()
+      },
+      async reload() {
+        await on(() => driver.navigate().refresh())
+        await ready()
+      },
+      close: () =>
         queue(async () => {
           await driver.switchTo().window(handle)
-          return run()
-        })
-      const ready = () =>
-        waitContract(
-          () => on(() => driver.executeScript<boolean>('return Boolean(window.contract)')),
-          'webkit',
-        )
-      return {
-        async call<T>(method: string, args?: unknown) {
-          const answer = await on(() => driver.executeAsyncScript<Answer<T>>(CALL, method, args ?? null))
-          return unwrap(method, answer)
-        },
-        async goto(url) {
-          await on(() => driver.get(url))
-          await ready()
-        },
-        async reload() {
-          await on(() => driver.navigate().refresh())
-          await ready()
-        },
-        close: () =>
-          queue(async () => {
-            await driver.switchTo().window(handle)
-            const handles = await driver.getAllWindowHandles()
-            if (handles.length === 1) {
-              // Closing the last window ends the WebDriver session: leave the page instead
-              // (its workers end as with a closed tab) and keep the window for the next tab.
-              await driver.get('about:blank')
-              firstTabFree = true
-              return
-            }
-            await driver.close()
-            const other = handles.find((h) => h !== handle)
-            if (other) await driver.switchTo().window(other)
-          }),
-      }
-    }
-
-    const session: BrowserSession & { persistent: boolean } = {
-      persistent,
-      async newTab(url) {
-        const handle = await queue(async () => {
-          if (firstTabFree) {
-            firstTabFree = false
-            return driver.getWindowHandle()
+          const handles = await driver.getAllWindowHandles()
+          if (handles.length === 1) {
+            // Closing the last window ends the WebDriver session: leave the page instead
+            // (its workers end as with a closed tab) and keep the window for the next tab.
+            await driver.get('about:blank')
+            firstTabFree = true
+            return
           }
-          await driver.switchTo().newWindow('tab')
-          return driver.getWindowHandle()
-        })
-        const tab = tabOf(handle)
-        await tab.goto(url)
-        return tab
-      },
-      async relaunch() {
-        await queue(() => driver.quit())
-        firstTabFree = true
-        await start()
-      },
-      async close() {
-        await queue(() => withDeadline(driver.quit(), 15_000, 'quit')).catch(() => undefined)
-        driverProcess.kill('SIGKILL')
-        xvfb.kill('SIGKILL')
-      },
+          await driver.close()
+          const other = handles.find((h) => h !== handle)
+          if (other) await driver.switchTo().window(other)
+        }),
     }
-    return session
-  },
+  }
+
+  const session: BrowserSession & { persistent: boolean } = {
+    persistent,
+    async newTab(url) {
+      const handle = await queue(async () => {
+        if (firstTabFree) {
+          firstTabFree = false
+          return driver.getWindowHandle()
+        }
+        await driver.switchTo().newWindow('tab')
+        return driver.getWindowHandle()
+      })
+      const tab = tabOf(handle)
+      await tab.goto(url)
+      return tab
+    },
+    async relaunch() {
+      await queue(() => driver.quit())
+      firstTabFree = true
+      await start()
+    },
+    async close() {
+      await queue(() => withDeadline(driver.quit(), 15_000, 'quit')).catch(() => undefined)
+      driverProcess.kill('SIGKILL')
+      xvfb.kill('SIGKILL')
+    },
+  }
+  return session
 }

@@ -1,0 +1,1 @@
+export declare function killProcessesNaming(dir: string): void
