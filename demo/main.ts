@@ -38,19 +38,23 @@ const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
 
 // --- the library: one worker owns the database, the page only renders snapshots ---
 // Given a factory, the client replaces a worker that dies (the browser may end one at any time):
-// views re-open and inputs it never acknowledged are sent again.
+// views re-open and inputs it never acknowledged are sent again. With the engine's database named,
+// a session's first screen is read on the page while the worker starts (docs/decisions/0038).
 let worker: Worker | undefined
 let workersStarted = 0
-const client = connect(() => {
-  workersStarted++
-  // A replacement worker syncs nothing yet: the open session's sync starts again there.
-  if (workersStarted > 1) queueMicrotask(() => void syncFollower.lost().then(schedule))
-  worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
-  worker.addEventListener('error', (event) =>
-    showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
-  )
-  return worker
-})
+const client = connect(
+  () => {
+    workersStarted++
+    // A replacement worker syncs nothing yet: the open session's sync starts again there.
+    if (workersStarted > 1) queueMicrotask(() => void syncFollower.lost().then(schedule))
+    worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'sessionline' })
+    worker.addEventListener('error', (event) =>
+      showNotice(`The worker stopped: ${event.message || 'failed to start'}`),
+    )
+    return worker
+  },
+  { dbName: 'sessionline' },
+)
 
 let provider = initialProvider(new URLSearchParams(location.search))
 let sessions: SessionInfo[] = []
