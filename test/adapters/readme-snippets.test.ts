@@ -1,5 +1,5 @@
 // The README's TypeScript snippets a newcomer copies (the Vite app, the AI SDK and assistant-ui
-// examples) compile as written in a create-vite React + TypeScript app: each block is written to a
+// examples, the worker entries that bring a model) compile as written in a create-vite React + TypeScript app: each block is written to a
 // file of its own and type-checked under create-vite's compiler options (noUnusedLocals,
 // noUnusedParameters, verbatimModuleSyntax, …), with `sessionline` resolved to this repo's sources.
 import { execFileSync } from 'node:child_process'
@@ -16,6 +16,8 @@ const SECTIONS = [
   '### In a Vite app',
   '### AI SDK (`sessionline/ai-sdk`)',
   '### assistant-ui (`sessionline/assistant-ui`)',
+  // Worker entries with a model of the user's own, against the provider packages themselves.
+  '### Bring your own model (AI SDK language models)',
 ]
 
 interface Snippet {
