@@ -13,14 +13,15 @@
  *
  * @example
  *   const claims = createRunnerClaim({ host, sessionId, device, ttlMs, post, initial })
- *   await claims.afterPull(read.messages)   // after each committed pull
- *   const wakeAt = await claims.round()     // each round at the tail
+ *   const folded = foldCoordination(claims.claim, read.messages) // committed with the cursor
+ *   await claims.afterPull(folded, rowsArrived)   // after each committed pull
+ *   const wakeAt = await claims.round()           // each round at the tail
  */
-import { type ClaimFold, claimantAt, claimDue, claimExpiry, foldCoordination } from '../core/sync-claim'
+import { type ClaimFold, type Coordination, claimantAt, claimDue, claimExpiry } from '../core/sync-claim'
 import type { SyncHost } from '../engine/types'
 import { isSessionlineError } from '../schema/errors'
 import { SYNC_CLAIM_VERSION, type SyncClaim, type SyncInput } from '../schema/sync-claim'
-import { promoteArrived, recordClaim } from '../store/sync-claim'
+import { promoteArrived } from '../store/sync-claim'
 
 /** How long a claim holds unless said again (default of `SessionSyncOptions.claimTtlMs`). */
 export const DEFAULT_CLAIM_TTL_MS = 30_000
@@ -30,8 +31,6 @@ export interface RunnerClaimOptions {
   sessionId: string
   /** This device's id on the stream. */
   device: string
-  /** The producer epoch of the loop (a fenced loop records nothing). */
-  epoch: number
   ttlMs: number
   /** Appends one message to the session's stream. */
   post(message: SyncClaim | SyncInput): Promise<void>
@@ -40,8 +39,18 @@ export interface RunnerClaimOptions {
 }
 
 export interface RunnerClaim {
-  /** Folds messages just committed by a pull: the claim moves, inputs sent here are admitted, arrived rows promote receipts. */
-  afterPull(messages: readonly unknown[]): Promise<void>
+  /**
+   * After a committed pull, with what its messages said (`foldCoordination` from `claim`, kept
+   * with the cursor in the pull's transaction): the claim moves, inputs sent here are admitted,
+   * and when rows arrived (`rowsArrived`) receipts they answer are promoted.
+   */
+  afterPull(folded: Coordination, rowsArrived: boolean): Promise<void>
+  /**
+   * Promotes the receipts whose rows arrived: once when the loop starts (rows may have arrived
+   * before this engine stopped), then after each pull that brought rows, and again after one
+   * whose promotion failed.
+   */
+  sweep(): Promise<void>
   /**
    * A round at the stream's tail: claims or renews when due, sets the runner's gate, sends this
    * device's pending inputs to another claimant. Answers when to look again (ms on the host's
@@ -61,7 +70,7 @@ export interface RunnerClaim {
 }
 
 export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
-  const { host, sessionId, device, epoch, ttlMs, post } = options
+  const { host, sessionId, device, ttlMs, post } = options
   let claim = options.initial
   /** Input id → the claimant it was sent to: sent again when the claim moves to another device. */
   const sentTo = new Map<string, string>()
@@ -93,27 +102,34 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
     }
   }
 
+  /** A sweep is owed until one succeeds (a pull that failed after its commit left one). */
+  let sweepOwed = true
+  async function sweep(): Promise<void> {
+    sweepOwed = true
+    const promoted = await promoteArrived(host.db, sessionId, host.now())
+    sweepOwed = false
+    if (promoted.length > 0) {
+      for (const receipt of promoted) sentTo.delete(receipt.id)
+      await host.inputsChanged(sessionId)
+    }
+  }
+
   return {
     get claim() {
       return claim
     },
 
-    async afterPull(messages) {
-      const folded = foldCoordination(claim, messages)
-      if (folded.claim !== claim) {
-        claim = folded.claim
-        await recordClaim(host.db, sessionId, epoch, claim)
-      }
+    async afterPull(folded, rowsArrived) {
+      claim = folded.claim
       // Sent while this device's claim held: admitted unless another device's claim holds now
       // (its sender sends it there too); a lapsed claim of ours is said again next round.
       const holder = claimantAt(claim, host.now())
       if (holder === device || (holder === null && host.runsTurns())) await admitSent(folded.inputs)
-      const promoted = await promoteArrived(host.db, sessionId, host.now())
-      if (promoted.length > 0) {
-        for (const receipt of promoted) sentTo.delete(receipt.id)
-        await host.inputsChanged(sessionId)
-      }
+      // Rows only arrive in batches: a pull of claims and inputs leaves the receipts as they are.
+      if (rowsArrived || sweepOwed) await sweep()
     },
+
+    sweep,
 
     async round() {
       clearLapse()
