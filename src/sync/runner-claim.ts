@@ -2,11 +2,18 @@
  * One runner per synced session across devices (docs/decisions/0036, amendment "One runner
  * across devices"), the part of a session's sync loop that follows the stream's claims:
  *
- * - a device whose engine runs turns claims the session when no other device's claim holds,
- *   and says its claim again while it is live (half-way through its ttl);
+ * - a device whose engine runs turns claims the session when no other device's claim holds and
+ *   it has something to run (an input pending here, a turn of its own not yet confirmed) or had
+ *   lately (`lingerMs`; starting to sync counts), and says its claim again half-way through its
+ *   ttl while that lasts. An idle claimant stops saying it and its claim lapses: an idle session
+ *   appends nothing and wakes no device;
  * - while another device's claim holds and the stream answers, this engine's runner is held
  *   back (`setRunnerGate`) and this device's pending inputs travel as input records to the
- *   claimant, which admits them under their ids and runs them;
+ *   claimant, which admits them under their ids and runs them (and, having something to run,
+ *   says its claim again). An input is sent only while the claim has a quarter of its ttl
+ *   left: one sent later could reach a claimant whose idle claim lapsed meanwhile while its
+ *   sender, seeing the lapse, claims and runs it too. It waits for the lapse instead, and its
+ *   device claims then;
  * - a receipt here whose row arrives from the claimant is promoted into it;
  * - when the stream does not answer (offline, error, stopped) the gate opens: this device runs
  *   its own turns as on one device, and they become branches if others ran meanwhile.
@@ -36,6 +43,12 @@ export interface RunnerClaimOptions {
   post(message: SyncClaim | SyncInput): Promise<void>
   /** The claim kept with the cursor (folded through the stored offset). */
   initial: ClaimFold
+  /**
+   * How long after it last had something to run this device still says its claim (default: the
+   * ttl). Starting counts as having had something, so a device that starts syncing claims a
+   * session nobody holds.
+   */
+  lingerMs?: number
 }
 
 export interface RunnerClaim {
@@ -52,11 +65,13 @@ export interface RunnerClaim {
    */
   sweep(): Promise<void>
   /**
-   * A round at the stream's tail: claims or renews when due, sets the runner's gate, sends this
-   * device's pending inputs to another claimant. Answers when to look again (ms on the host's
-   * clock: a renewal or a lapse), or undefined.
+   * A round at the stream's tail: claims or renews when due and this device has something to
+   * run (its pending inputs, or `localWork`: events of its own not yet confirmed, a running
+   * turn's among them) or had lately, sets the runner's gate, sends this device's pending inputs
+   * to another claimant. Answers when to look again (ms on the host's clock: a renewal this
+   * device may make, or the lapse of another's claim while an input waits here), or undefined.
    */
-  round(): Promise<number | undefined>
+  round(localWork: boolean): Promise<number | undefined>
   /**
    * The stream does not answer: this device runs its own turns, except while an input it sent
    * to the claimant waits and that claim holds (the claimant is likely answering it; running it
@@ -71,9 +86,15 @@ export interface RunnerClaim {
 
 export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
   const { host, sessionId, device, ttlMs, post } = options
+  const lingerMs = options.lingerMs ?? ttlMs
   let claim = options.initial
-  /** Input id → the claimant it was sent to: sent again when the claim moves to another device. */
-  const sentTo = new Map<string, string>()
+  /**
+   * Input id → the claimant it was sent to, and whether its claim had lapsed then: sent again
+   * when the claim moves to another device (or, from a device that runs no turns, lapses).
+   */
+  const sentTo = new Map<string, { to: string; lapsed: boolean }>()
+  /** Until when this device says its claim though it has nothing to run (see `lingerMs`). */
+  let activeUntil = host.now() + lingerMs
 
   /** Opens the gate when the claim an offline device's sent inputs wait on lapses. */
   let lapse: ReturnType<typeof setTimeout> | undefined
@@ -90,9 +111,21 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
 
   gate()
 
+  /**
+   * Whether this device runs an input record: one sent to it while its claim holds here, or one
+   * sent to its lapsed claim after the lapse, by a device that runs no turns (a device that runs
+   * turns claims instead), while no other claim holds. A record sent before the lapse and read
+   * after it is left to its sender, which claims at the lapse and runs it.
+   */
+  function mine(input: SyncInput, now: number): boolean {
+    if (input.to !== device || input.device === device || claim === null) return false
+    const holder = claimantAt(claim, now)
+    if (holder === device) return true
+    return holder === null && claim.device === device && host.runsTurns() && input.at >= claimExpiry(claim)
+  }
+
   async function admitSent(inputs: readonly SyncInput[]): Promise<void> {
     for (const input of inputs) {
-      if (input.to !== device || input.device === device) continue
       try {
         await host.engine.admit(sessionId, { id: input.id, text: input.text, delivery: input.delivery })
       } catch (error) {
@@ -121,45 +154,62 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
 
     async afterPull(folded, rowsArrived) {
       claim = folded.claim
-      // Sent while this device's claim held: admitted unless another device's claim holds now
-      // (its sender sends it there too); a lapsed claim of ours is said again next round.
-      const holder = claimantAt(claim, host.now())
-      if (holder === device || (holder === null && host.runsTurns())) await admitSent(folded.inputs)
+      // Admitted here, the input is pending: this device has something to run and says its
+      // claim again next round (at once when half its ttl has gone).
+      const now = host.now()
+      await admitSent(folded.inputs.filter((input) => mine(input, now)))
       // Rows only arrive in batches: a pull of claims and inputs leaves the receipts as they are.
       if (rowsArrived || sweepOwed) await sweep()
     },
 
     sweep,
 
-    async round() {
+    async round(localWork) {
       clearLapse()
       const now = host.now()
-      if (host.runsTurns() && claimDue(claim, device, now, ttlMs)) {
+      const pending = await host.engine.pending(sessionId)
+      const busy = localWork || pending.length > 0
+      if (busy) activeUntil = Math.max(activeUntil, now + lingerMs)
+      const keen = busy || now < activeUntil
+      if (keen && host.runsTurns() && claimDue(claim, device, now, ttlMs)) {
         const said: SyncClaim = { v: SYNC_CLAIM_VERSION, kind: 'claim', device, at: now, ttlMs }
         await post(said)
         // Read back with the next pull; a later claim by another device then wins there.
         claim = { device, at: now, ttlMs }
       }
       gate()
+      if (claim === null) return undefined
       const holder = claimantAt(claim, now)
-      if (holder === null || claim === null) return undefined
-      if (holder === device) return claim.at + Math.min(claim.ttlMs, ttlMs) / 2
-      for (const input of await host.engine.pending(sessionId)) {
-        // Attachments' bytes do not travel: such an input waits for a runner here.
-        if (input.attachments?.length || sentTo.get(input.id) === holder) continue
-        await post({
-          v: SYNC_CLAIM_VERSION,
-          kind: 'input',
-          device,
-          to: holder,
-          id: input.id,
-          text: input.text,
-          delivery: input.delivery,
-          at: now,
-        })
-        sentTo.set(input.id, holder)
+      if (holder === device) {
+        // Looks again at renewal time only if it may renew then.
+        const renewAt = claim.at + Math.min(claim.ttlMs, ttlMs) / 2
+        return busy || renewAt < activeUntil ? renewAt : undefined
       }
-      return claimExpiry(claim)
+      // Another device runs the session, or ran it last: a device that runs no turns sends its
+      // inputs to that one even after its claim lapsed (nobody else would run them).
+      const to = holder ?? (host.runsTurns() ? null : claim.device)
+      const lapsed = holder === null
+      const roomy = lapsed || claimExpiry(claim) - now > claim.ttlMs / 4
+      if (to !== null && to !== device && roomy) {
+        for (const input of pending) {
+          const sent = sentTo.get(input.id)
+          // Attachments' bytes do not travel: such an input waits for a runner here.
+          if (input.attachments?.length || (sent?.to === to && (sent.lapsed || !lapsed))) continue
+          await post({
+            v: SYNC_CLAIM_VERSION,
+            kind: 'input',
+            device,
+            to,
+            id: input.id,
+            text: input.text,
+            delivery: input.delivery,
+            at: now,
+          })
+          sentTo.set(input.id, { to, lapsed })
+        }
+      }
+      // With an input waiting here, look again when the claim lapses: this device claims then.
+      return busy && !lapsed ? claimExpiry(claim) : undefined
     },
 
     async offline() {
@@ -168,7 +218,7 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
       const holder = claimantAt(claim, now)
       if (claim !== null && holder !== null && holder !== device) {
         const waiting = await host.engine.pending(sessionId).catch(() => [])
-        if (waiting.some((input) => sentTo.get(input.id) === holder)) {
+        if (waiting.some((input) => sentTo.get(input.id)?.to === holder)) {
           host.setRunnerGate(sessionId, false)
           lapse = setTimeout(() => host.setRunnerGate(sessionId, true), claimExpiry(claim) - now)
           return

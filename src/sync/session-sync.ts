@@ -487,7 +487,7 @@ function startLoop(
           setStatus(upToDate ? 'live' : 'pulling')
         }
         // At the tail the claims read are all there are: claim, renew, send inputs, gate.
-        if (upToDate && !stopped.signal.aborted) wakeAt(await claims.round())
+        if (upToDate && !stopped.signal.aborted) wakeAt(await claims.round(loop.status.pending > 0))
         firstDone()
         // A local turn is running: its events go out (and others' come in) once it ends.
         if (!settled) await sleep(pollMs, stopped.signal)
