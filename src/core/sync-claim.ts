@@ -50,8 +50,9 @@ export function claimantAt(claim: ClaimFold, now: number): string | null {
 }
 
 /**
- * Whether `device` should say its claim now: it runs turns, and no other device's claim holds
- * (its own is renewed once half its ttl has gone, so it never lapses while the device is live).
+ * Whether `device` may say its claim now: no other device's claim holds, and its own (if it
+ * holds) has run half its ttl. Whether it says it is the caller's: a device that runs turns and
+ * has something to run (src/sync/runner-claim.ts), so a busy claimant's claim never lapses.
  */
 export function claimDue(claim: ClaimFold, device: string, now: number, ttlMs: number): boolean {
   const holder = claimantAt(claim, now)

@@ -62,7 +62,8 @@ export interface SessionSyncOptions {
   newId?: () => string
   /**
    * How long this device's runner claim holds unless said again, in ms (default 30 s; renewed
-   * half-way while live). Devices' clocks must agree within a small part of it.
+   * half-way while this device has something to run, and for one ttl after, then left to
+   * lapse). Devices' clocks must agree within a small part of it.
    */
   claimTtlMs?: number
 }
@@ -170,7 +171,7 @@ function startLoop(
   let producer: SyncStateRow | undefined
   /** Who runs the session's turns across devices (set once the producer is known). */
   let claims: RunnerClaim | undefined
-  /** Wakes the loop when the claim it follows is due for renewal or lapses. */
+  /** Wakes the loop when its claim is due for renewal, or another's lapses while input waits here. */
   let claimTimer: ReturnType<typeof setTimeout> | undefined
   const wakeAt = (at: number | undefined) => {
     clearTimeout(claimTimer)
