@@ -60,3 +60,42 @@ export function claimDue(claim: ClaimFold, device: string, now: number, ttlMs: n
   if (holder !== device) return false
   return now >= claim!.at + Math.min(claim!.ttlMs, ttlMs) / 2
 }
+
+/**
+ * Where `device` sends its pending inputs at `now`, or null: to another device whose claim
+ * holds with a quarter of its ttl left (an idle claim in its last quarter may lapse before its
+ * holder reads the record and renews, while this device claims at the lapse and runs the input
+ * too: the input waits for the lapse instead); and, from a device that runs no turns (it cannot
+ * claim), to the device whose claim lapsed (`lapsed`), since nobody else would run it.
+ */
+export function inputTarget(
+  claim: ClaimFold,
+  device: string,
+  now: number,
+  runsTurns: boolean,
+): { to: string; lapsed: boolean } | null {
+  if (claim === null || claim.device === device) return null
+  const holder = claimantAt(claim, now)
+  if (holder === null) return runsTurns ? null : { to: claim.device, lapsed: true }
+  return claimExpiry(claim) - now > claim.ttlMs / 4 ? { to: holder, lapsed: false } : null
+}
+
+/**
+ * Whether `device` admits (and runs) an input record it reads at `now`, the claim folded
+ * through it: one sent to it while its claim holds here, or one sent to its lapsed claim after
+ * the lapse (`inputTarget` of a device that runs no turns) while no other claim holds. A record
+ * sent before the lapse and read after it is its sender's to run: the sender has it pending,
+ * claims at the lapse and runs it.
+ */
+export function admitsInput(
+  claim: ClaimFold,
+  device: string,
+  now: number,
+  runsTurns: boolean,
+  input: Pick<SyncInput, 'device' | 'to' | 'at'>,
+): boolean {
+  if (input.to !== device || input.device === device || claim === null || claim.device !== device)
+    return false
+  if (claimantAt(claim, now) === device) return true
+  return runsTurns && input.at >= claimExpiry(claim)
+}

@@ -24,7 +24,15 @@
  *   await claims.afterPull(folded, rowsArrived)   // after each committed pull
  *   const wakeAt = await claims.round()           // each round at the tail
  */
-import { type ClaimFold, type Coordination, claimantAt, claimDue, claimExpiry } from '../core/sync-claim'
+import {
+  admitsInput,
+  type ClaimFold,
+  type Coordination,
+  claimantAt,
+  claimDue,
+  claimExpiry,
+  inputTarget,
+} from '../core/sync-claim'
 import type { SyncHost } from '../engine/types'
 import { isSessionlineError } from '../schema/errors'
 import { SYNC_CLAIM_VERSION, type SyncClaim, type SyncInput } from '../schema/sync-claim'
@@ -111,19 +119,6 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
 
   gate()
 
-  /**
-   * Whether this device runs an input record: one sent to it while its claim holds here, or one
-   * sent to its lapsed claim after the lapse, by a device that runs no turns (a device that runs
-   * turns claims instead), while no other claim holds. A record sent before the lapse and read
-   * after it is left to its sender, which claims at the lapse and runs it.
-   */
-  function mine(input: SyncInput, now: number): boolean {
-    if (input.to !== device || input.device === device || claim === null) return false
-    const holder = claimantAt(claim, now)
-    if (holder === device) return true
-    return holder === null && claim.device === device && host.runsTurns() && input.at >= claimExpiry(claim)
-  }
-
   async function admitSent(inputs: readonly SyncInput[]): Promise<void> {
     for (const input of inputs) {
       try {
@@ -157,7 +152,9 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
       // Admitted here, the input is pending: this device has something to run and says its
       // claim again next round (at once when half its ttl has gone).
       const now = host.now()
-      await admitSent(folded.inputs.filter((input) => mine(input, now)))
+      await admitSent(
+        folded.inputs.filter((input) => admitsInput(claim, device, now, host.runsTurns(), input)),
+      )
       // Rows only arrive in batches: a pull of claims and inputs leaves the receipts as they are.
       if (rowsArrived || sweepOwed) await sweep()
     },
@@ -185,31 +182,27 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
         const renewAt = claim.at + Math.min(claim.ttlMs, ttlMs) / 2
         return busy || renewAt < activeUntil ? renewAt : undefined
       }
-      // Another device runs the session, or ran it last: a device that runs no turns sends its
-      // inputs to that one even after its claim lapsed (nobody else would run them).
-      const to = holder ?? (host.runsTurns() ? null : claim.device)
-      const lapsed = holder === null
-      const roomy = lapsed || claimExpiry(claim) - now > claim.ttlMs / 4
-      if (to !== null && to !== device && roomy) {
-        for (const input of pending) {
-          const sent = sentTo.get(input.id)
-          // Attachments' bytes do not travel: such an input waits for a runner here.
-          if (input.attachments?.length || (sent?.to === to && (sent.lapsed || !lapsed))) continue
-          await post({
-            v: SYNC_CLAIM_VERSION,
-            kind: 'input',
-            device,
-            to,
-            id: input.id,
-            text: input.text,
-            delivery: input.delivery,
-            at: now,
-          })
-          sentTo.set(input.id, { to, lapsed })
-        }
+      // Another device runs the session (or ran it last, for a device that runs no turns).
+      const target = inputTarget(claim, device, now, host.runsTurns())
+      for (const input of target ? pending : []) {
+        const { to, lapsed } = target!
+        const sent = sentTo.get(input.id)
+        // Attachments' bytes do not travel: such an input waits for a runner here.
+        if (input.attachments?.length || (sent?.to === to && (sent.lapsed || !lapsed))) continue
+        await post({
+          v: SYNC_CLAIM_VERSION,
+          kind: 'input',
+          device,
+          to,
+          id: input.id,
+          text: input.text,
+          delivery: input.delivery,
+          at: now,
+        })
+        sentTo.set(input.id, { to, lapsed })
       }
       // With an input waiting here, look again when the claim lapses: this device claims then.
-      return busy && !lapsed ? claimExpiry(claim) : undefined
+      return busy && holder !== null ? claimExpiry(claim) : undefined
     },
 
     async offline() {
