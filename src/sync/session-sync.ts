@@ -248,7 +248,12 @@ function startLoop(
   const fencedHere = () =>
     new StreamFailure('fenced', 'another engine on this database took over syncing this session')
 
-  async function cutAndPush(): Promise<void> {
+  /**
+   * Cuts this device's settled events into batches and pushes what is unacknowledged. Answers
+   * the session's row, cursor and outbox as they stand after it (what the pull goes on from),
+   * or undefined when the session is not here.
+   */
+  async function cutAndPush(): Promise<SyncHead | undefined> {
     // A commit from here on sets it again, and the read below may miss it: the pull then reads
     // without waiting at the tail, and the loop comes round to cut it.
     dirty = false
@@ -256,7 +261,7 @@ function startLoop(
     // round reads its row, cursor and (empty) outbox, never its events.
     let view: SyncHead = await readSyncHead(db, sessionId)
     if (view.state?.epoch !== producer!.epoch) throw fencedHere()
-    if (!view.row) return
+    if (!view.row) return undefined
     if (!ensured && !closed) {
       await ensureStream(fetchFn, stream, host.now())
       ensured = true
@@ -278,7 +283,7 @@ function startLoop(
     const p = producer!
     const unacked = view.outbox.filter((entry) => !entry.acked)
     // A closed stream takes nothing: the batches stay in the outbox, pending.
-    if (unacked.length === 0 || stopped.signal.aborted || closed) return
+    if (unacked.length === 0 || stopped.signal.aborted || closed) return view
     progress('pushing', view)
     // Every batch's seq is recorded before the first is sent, in one transaction: a retry after
     // a lost answer sends each with the same seq (a 204 duplicate where it had arrived). A batch
@@ -333,6 +338,11 @@ function startLoop(
       throw error
     }
     await record(acks)
+    const pushed = view.outbox.map((entry) => {
+      const mark = acks[entry.batch.batchId]
+      return mark ? { ...entry, sent: mark.sent, acked: true } : entry
+    })
+    return { ...view, outbox: pushed }
   }
 
   const endOfStream = () => {
@@ -366,10 +376,11 @@ function startLoop(
   /**
    * One read of the stream, committed; false when it must wait for a local turn to settle. The
    * log is read and folded only when the read brought a batch: claims, inputs and an empty
-   * long-poll move the cursor (and the claim) alone.
+   * long-poll move the cursor (and the claim) alone. `pushed`: the head as the push left it,
+   * read just before (an idle round reads it once).
    */
-  async function pull(): Promise<boolean> {
-    const head = await readSyncHead(db, sessionId)
+  async function pull(pushed: SyncHead | undefined): Promise<boolean> {
+    const head = pushed ?? (await readSyncHead(db, sessionId))
     if (!head.state || head.state.epoch !== producer!.epoch) throw fencedHere()
     const from = head.state.offset
     const waiting = head.outbox.some((o) => !o.acked)
@@ -480,8 +491,7 @@ function startLoop(
           swept = true
         }
         await watchLocal()
-        await cutAndPush()
-        const settled = await pull()
+        const settled = await pull(await cutAndPush())
         attempt = 0
         if (failing) {
           failing = false
