@@ -6,6 +6,7 @@
  *
  * @example
  *   const promoted = await promoteArrived(db, 's1', Date.now())
+ *   const waiting = await readPending(db, 's1')
  */
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionlineDb } from './db'
@@ -40,4 +41,13 @@ export function promoteArrived(db: SessionlineDb, sessionId: string, now: number
     await Promise.all([db.inputs.bulkPut(promoted), db.sessions.put({ ...session, rev: session.rev + 1 })])
     return promoted
   })
+}
+
+/**
+ * The session's pending receipts, in inbox order, read from the store (one index read): what the
+ * runner claim asks each round, without making the engine's cache load a session a pull just
+ * rewrote.
+ */
+export function readPending(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {
+  return db.transaction('r', [db.inputs], () => pendingReceipts(db, sessionId))
 }

@@ -36,7 +36,7 @@ import {
 import type { SyncHost } from '../engine/types'
 import { isSessionlineError } from '../schema/errors'
 import { SYNC_CLAIM_VERSION, type SyncClaim, type SyncInput } from '../schema/sync-claim'
-import { promoteArrived } from '../store/sync-claim'
+import { promoteArrived, readPending } from '../store/sync-claim'
 
 /** How long a claim holds unless said again (default of `SessionSyncOptions.claimTtlMs`). */
 export const DEFAULT_CLAIM_TTL_MS = 30_000
@@ -164,7 +164,8 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
     async round(localWork) {
       clearLapse()
       const now = host.now()
-      const pending = await host.engine.pending(sessionId)
+      // A device that runs no turns and knows no claimant has nothing to claim and nowhere to send.
+      const pending = host.runsTurns() || claim !== null ? await readPending(host.db, sessionId) : []
       const busy = localWork || pending.length > 0
       if (busy) activeUntil = Math.max(activeUntil, now + lingerMs)
       const keen = busy || now < activeUntil
@@ -210,7 +211,7 @@ export function createRunnerClaim(options: RunnerClaimOptions): RunnerClaim {
       const now = host.now()
       const holder = claimantAt(claim, now)
       if (claim !== null && holder !== null && holder !== device) {
-        const waiting = await host.engine.pending(sessionId).catch(() => [])
+        const waiting = await readPending(host.db, sessionId).catch(() => [])
         if (waiting.some((input) => sentTo.get(input.id)?.to === holder)) {
           host.setRunnerGate(sessionId, false)
           lapse = setTimeout(() => host.setRunnerGate(sessionId, true), claimExpiry(claim) - now)
