@@ -50,12 +50,52 @@ export function claimantAt(claim: ClaimFold, now: number): string | null {
 }
 
 /**
- * Whether `device` should say its claim now: it runs turns, and no other device's claim holds
- * (its own is renewed once half its ttl has gone, so it never lapses while the device is live).
+ * Whether `device` may say its claim now: no other device's claim holds, and its own (if it
+ * holds) has run half its ttl. Whether it says it is the caller's: a device that runs turns and
+ * has something to run (src/sync/runner-claim.ts), so a busy claimant's claim never lapses.
  */
 export function claimDue(claim: ClaimFold, device: string, now: number, ttlMs: number): boolean {
   const holder = claimantAt(claim, now)
   if (holder === null) return true
   if (holder !== device) return false
   return now >= claim!.at + Math.min(claim!.ttlMs, ttlMs) / 2
+}
+
+/**
+ * Where `device` sends its pending inputs at `now`, or null: to another device whose claim
+ * holds with a quarter of its ttl left (an idle claim in its last quarter may lapse before its
+ * holder reads the record and renews, while this device claims at the lapse and runs the input
+ * too: the input waits for the lapse instead); and, from a device that runs no turns (it cannot
+ * claim), to the device whose claim lapsed (`lapsed`), since nobody else would run it.
+ */
+export function inputTarget(
+  claim: ClaimFold,
+  device: string,
+  now: number,
+  runsTurns: boolean,
+): { to: string; lapsed: boolean } | null {
+  if (claim === null || claim.device === device) return null
+  const holder = claimantAt(claim, now)
+  if (holder === null) return runsTurns ? null : { to: claim.device, lapsed: true }
+  return claimExpiry(claim) - now > claim.ttlMs / 4 ? { to: holder, lapsed: false } : null
+}
+
+/**
+ * Whether `device` admits (and runs) an input record it reads at `now`, the claim folded
+ * through it: one sent to it while its claim holds here, or one sent to its lapsed claim after
+ * the lapse (`inputTarget` of a device that runs no turns) while no other claim holds. A record
+ * sent before the lapse and read after it is its sender's to run: the sender has it pending,
+ * claims at the lapse and runs it.
+ */
+export function admitsInput(
+  claim: ClaimFold,
+  device: string,
+  now: number,
+  runsTurns: boolean,
+  input: Pick<SyncInput, 'device' | 'to' | 'at'>,
+): boolean {
+  if (input.to !== device || input.device === device || claim === null || claim.device !== device)
+    return false
+  if (claimantAt(claim, now) === device) return true
+  return runsTurns && input.at >= claimExpiry(claim)
 }

@@ -165,14 +165,26 @@ export function foldMessage(
   message: unknown,
 ): { state: CanonicalState; outcome: BatchOutcome; batch?: SyncBatch } {
   const parsed = SyncBatch.safeParse(message)
-  if (!parsed.success && SyncCoordination.safeParse(message).success)
-    return { state, outcome: { kind: 'coordination' } }
-  if (!parsed.success)
-    return {
-      state,
-      outcome: { kind: 'skipped', reason: `not a batch: ${parsed.error.issues[0]?.message ?? 'malformed'}` },
-    }
+  if (!parsed.success) return { state, outcome: notBatchOutcome(message, parsed.error) }
   return { ...foldBatch(state, parsed.data), batch: parsed.data }
+}
+
+function notBatchOutcome(message: unknown, error: { issues: readonly { message: string }[] }): BatchOutcome {
+  if (SyncCoordination.safeParse(message).success) return { kind: 'coordination' }
+  return { kind: 'skipped', reason: `not a batch: ${error.issues[0]?.message ?? 'malformed'}` }
+}
+
+/**
+ * What `foldMessage` does with a message that does not say it is a batch (its `kind` is not
+ * `'batch'`): a claim or an input, or a message skipped whole. Neither needs the canonical
+ * state, so a pull that brings only such messages folds nothing of the log. Undefined for a
+ * message that says it is a batch (it may fold, or be skipped as a malformed batch).
+ */
+export function nonBatchOutcome(message: unknown): BatchOutcome | undefined {
+  if (typeof message === 'object' && message !== null && (message as { kind?: unknown }).kind === 'batch')
+    return undefined
+  const parsed = SyncBatch.safeParse(message)
+  return parsed.success ? undefined : notBatchOutcome(message, parsed.error)
 }
 
 /** Reference: the canonical log of a whole stream, folded message by message. */

@@ -1,35 +1,16 @@
 /**
  * The store side of the runner claim across devices (docs/decisions/0036, amendment "One runner
- * across devices"): the claim a synced session's stream holds, kept with its cursor, and the
- * receipts of inputs another device answered, promoted when their rows arrive.
+ * across devices"): the receipts of inputs another device answered, promoted when their rows
+ * arrive. (The claim the stream holds is kept with the cursor, committed by each pull:
+ * src/store/sync.ts.)
  *
  * @example
- *   await recordClaim(db, 's1', epoch, { device: 'laptop', at, ttlMs })
  *   const promoted = await promoteArrived(db, 's1', Date.now())
+ *   const waiting = await readPending(db, 's1')
  */
-import type { ClaimFold } from '../core/sync-claim'
 import type { InputReceipt } from '../schema/inputs'
 import type { SessionlineDb } from './db'
 import { pendingReceipts } from './transactions'
-
-/**
- * Keeps the claim folded from the stream through the state's offset, so an engine that starts
- * again knows who runs the session before the next claim arrives. Only the engine of `epoch`
- * writes it (a newer one fenced this one).
- */
-export function recordClaim(
-  db: SessionlineDb,
-  sessionId: string,
-  epoch: number,
-  claim: ClaimFold,
-): Promise<boolean> {
-  return db.transaction('rw', [db.syncState], async () => {
-    const state = await db.syncState.get(sessionId)
-    if (!state || state.epoch !== epoch) return false
-    await db.syncState.put({ ...state, claim })
-    return true
-  })
-}
 
 /**
  * Receipts still pending here whose input another device promoted: the log holds a user row
@@ -60,4 +41,13 @@ export function promoteArrived(db: SessionlineDb, sessionId: string, now: number
     await Promise.all([db.inputs.bulkPut(promoted), db.sessions.put({ ...session, rev: session.rev + 1 })])
     return promoted
   })
+}
+
+/**
+ * The session's pending receipts, in inbox order, read from the store (one index read): what the
+ * runner claim asks each round, without making the engine's cache load a session a pull just
+ * rewrote.
+ */
+export function readPending(db: SessionlineDb, sessionId: string): Promise<InputReceipt[]> {
+  return db.transaction('r', [db.inputs], () => pendingReceipts(db, sessionId))
 }

@@ -30,13 +30,17 @@ const range = (sessionId: string) =>
     [sessionId, MAX_KEY],
   ] as [[string, unknown], [string, unknown]]
 
-/** A synced session as one transaction read it. */
-export interface SyncView {
+/** A synced session's row, cursor and outbox as one transaction read them, without its log. */
+export interface SyncHead {
   row?: SessionRow
-  events: StoredEvent[]
   state?: SyncStateRow
   /** In local log order. */
   outbox: SyncOutboxRow[]
+}
+
+/** A synced session as one transaction read it, its whole log included. */
+export interface SyncView extends SyncHead {
+  events: StoredEvent[]
 }
 
 const outboxOf = (db: SessionlineDb, sessionId: string) =>
@@ -116,17 +120,32 @@ function withMarks(outbox: SyncOutboxRow[], sends: SyncStateRow['sends']): SyncO
   })
 }
 
+async function headOf(db: SessionlineDb, sessionId: string): Promise<SyncHead> {
+  const [row, state, outbox] = await Promise.all([
+    db.sessions.get(sessionId),
+    db.syncState.get(sessionId),
+    outboxOf(db, sessionId),
+  ])
+  return { row, state, outbox: withMarks(outbox, state?.sends) }
+}
+
 /** The session row, its whole log, its sync state and outbox, read together. */
 export function readSyncView(db: SessionlineDb, sessionId: string): Promise<SyncView> {
   return db.transaction('r', [db.sessions, db.events, db.syncState, db.syncOutbox], async () => {
-    const [row, state, outbox] = await Promise.all([
-      db.sessions.get(sessionId),
-      db.syncState.get(sessionId),
-      outboxOf(db, sessionId),
-    ])
-    const events = await wholeLog(db, sessionId, row)
-    return { row, events, state, outbox: withMarks(outbox, state?.sends) }
+    const head = await headOf(db, sessionId)
+    const events = await wholeLog(db, sessionId, head.row)
+    return { ...head, events }
   })
+}
+
+/**
+ * The session row, its sync state and outbox, read together, without the log: what a round
+ * needs to know whether anything waits to be cut or pushed (the row's `headSeq` against the
+ * cursor's canonical seq and the outbox) and where to read the stream from. An idle session's
+ * outbox is empty.
+ */
+export function readSyncHead(db: SessionlineDb, sessionId: string): Promise<SyncHead> {
+  return db.transaction('r', [db.sessions, db.syncState, db.syncOutbox], () => headOf(db, sessionId))
 }
 
 /**
@@ -213,6 +232,32 @@ export function recordSends(
       ...state,
       nextProducerSeq: producer.nextProducerSeq,
       sends: { ...state.sends, ...marks },
+    })
+    return true
+  })
+}
+
+/**
+ * Commits a pull that brought no batch (`planCursorPull`): the cursor, the skip count and the
+ * claim folded through it, in one transaction, nothing else of the state changed. False,
+ * writing nothing, when another engine took over (a newer epoch) or the cursor moved since
+ * `next` was planned from `fromOffset`.
+ */
+export function commitCursor(
+  db: SessionlineDb,
+  sessionId: string,
+  fromOffset: string,
+  next: Pick<SyncStateRow, 'epoch' | 'offset' | 'skipped' | 'lastSkip' | 'claim'>,
+): Promise<boolean> {
+  return db.transaction('rw', [db.syncState], async () => {
+    const state = await db.syncState.get(sessionId)
+    if (!state || state.epoch !== next.epoch || state.offset !== fromOffset) return false
+    await db.syncState.put({
+      ...state,
+      offset: next.offset,
+      skipped: next.skipped,
+      ...(next.lastSkip !== undefined ? { lastSkip: next.lastSkip } : {}),
+      claim: next.claim ?? null,
     })
     return true
   })

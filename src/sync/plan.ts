@@ -6,6 +6,8 @@
  * - `planCut`: this device's settled events not yet in a batch become outbox batches.
  * - `planPull`: messages read from the stream are folded into the canonical log; the local log
  *   becomes the canonical log followed by this device's unconfirmed batches, rebased on it.
+ * - `planCursorPull`: messages that hold no batch (claims, inputs, garbage) move only the cursor
+ *   and the claim; the log is neither read nor folded.
  *
  * @example
  *   const entries = planCut(view, () => nanoid())
@@ -13,12 +15,14 @@
  */
 import { foldCheckedEvents, foldEvents, initFolds } from '../core/folds'
 import { evolveTree, headOf, placeRows, replayTree } from '../core/history-tree'
+import type { ClaimFold } from '../core/sync-claim'
 import {
   batchKey,
   type CanonicalState,
   canonicalOf,
   foldBatch,
   foldMessage,
+  nonBatchOutcome,
   toSyncEvents,
 } from '../core/sync-rebase'
 import type { StoredEvent } from '../schema/events'
@@ -31,7 +35,7 @@ import type { PullCommit, RewrittenLog, SyncView } from '../store/sync'
 export const MAX_BATCH_EVENTS = 500
 
 /** The seq up to which the local log is canonical or already in the outbox. */
-export const batchedThrough = (view: SyncView): number =>
+export const batchedThrough = (view: Pick<SyncView, 'state' | 'outbox'>): number =>
   Math.max(view.state?.canonicalSeq ?? 0, view.outbox.at(-1)?.toSeq ?? 0)
 
 /**
@@ -119,6 +123,32 @@ function ownBatchAt(
   )
     return undefined
   return JSON.stringify(message) === JSON.stringify(entry.batch) ? entry : undefined
+}
+
+/**
+ * The sync state after `messages` when none of them is a batch: the cursor moves to
+ * `nextOffset`, garbage is counted as skipped (as `planPull` counts it) and the claim is the one
+ * folded from them. Undefined when a message says it is a batch: then `planPull` folds the read.
+ * Nothing of the log is needed, so an idle session's pull (claims, inputs, or a long-poll that
+ * ended empty) reads no event and folds nothing.
+ */
+export function planCursorPull(
+  state: SyncStateRow,
+  messages: readonly unknown[],
+  nextOffset: string,
+  claim: ClaimFold,
+): SyncStateRow | undefined {
+  let skipped = state.skipped
+  let lastSkip = state.lastSkip
+  for (const message of messages) {
+    const outcome = nonBatchOutcome(message)
+    if (outcome === undefined) return undefined
+    if (outcome.kind === 'skipped') {
+      skipped++
+      lastSkip = outcome.reason
+    }
+  }
+  return { ...state, offset: nextOffset, skipped, ...(lastSkip !== undefined ? { lastSkip } : {}), claim }
 }
 
 /** The comparable part of an event: what a device wrote, not where it stands. */

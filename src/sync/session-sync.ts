@@ -13,7 +13,7 @@
  *   await engine.sync(sessionId, { url: 'http://127.0.0.1:4437' })
  */
 import { nanoid } from 'nanoid'
-import { claimantAt } from '../core/sync-claim'
+import { claimantAt, foldCoordination } from '../core/sync-claim'
 import type { SessionSync, SyncDriver, SyncHost, Unsubscribe } from '../engine/types'
 import { isSessionlineError, SessionlineError } from '../schema/errors'
 import type { SessionMessage } from '../schema/messages'
@@ -21,15 +21,17 @@ import type { SyncOptions, SyncStatus } from '../schema/sync'
 import type { SendMark, SyncStateRow } from '../store/db'
 import {
   addToOutbox,
+  commitCursor,
   commitPull,
   pendingCount,
+  readSyncHead,
   readSyncView,
   recordSends,
-  type SyncView,
+  type SyncHead,
   startSyncState,
 } from '../store/sync'
 import { type BackoffPolicy, DEFAULT_BACKOFF, retryDelay } from './backoff'
-import { MAX_BATCH_EVENTS, planCut, planPull } from './plan'
+import { batchedThrough, MAX_BATCH_EVENTS, planCursorPull, planCut, planPull } from './plan'
 import { createRunnerClaim, DEFAULT_CLAIM_TTL_MS, type RunnerClaim } from './runner-claim'
 import {
   appendMessage,
@@ -60,7 +62,8 @@ export interface SessionSyncOptions {
   newId?: () => string
   /**
    * How long this device's runner claim holds unless said again, in ms (default 30 s; renewed
-   * half-way while live). Devices' clocks must agree within a small part of it.
+   * half-way while this device has something to run, and for one ttl after, then left to
+   * lapse). Devices' clocks must agree within a small part of it.
    */
   claimTtlMs?: number
 }
@@ -168,7 +171,7 @@ function startLoop(
   let producer: SyncStateRow | undefined
   /** Who runs the session's turns across devices (set once the producer is known). */
   let claims: RunnerClaim | undefined
-  /** Wakes the loop when the claim it follows is due for renewal or lapses. */
+  /** Wakes the loop when its claim is due for renewal, or another's lapses while input waits here. */
   let claimTimer: ReturnType<typeof setTimeout> | undefined
   const wakeAt = (at: number | undefined) => {
     clearTimeout(claimTimer)
@@ -204,11 +207,11 @@ function startLoop(
   let readToEnd = false
 
   /** Progress of a round; while retrying after a failure the state says the failure instead. */
-  function progress(state: SyncStatus['state'], view?: SyncView, error?: SyncStatus['error']) {
+  function progress(state: SyncStatus['state'], view?: SyncHead, error?: SyncStatus['error']) {
     if (!failing) setStatus(state, view, error)
   }
 
-  function setStatus(state: SyncStatus['state'], view?: SyncView, error?: SyncStatus['error']) {
+  function setStatus(state: SyncStatus['state'], view?: SyncHead, error?: SyncStatus['error']) {
     const pending = view
       ? Math.max(0, (view.row?.headSeq ?? 0) - (view.state?.canonicalSeq ?? 0))
       : loop.status.pending
@@ -245,29 +248,42 @@ function startLoop(
   const fencedHere = () =>
     new StreamFailure('fenced', 'another engine on this database took over syncing this session')
 
-  async function cutAndPush(): Promise<void> {
+  /**
+   * Cuts this device's settled events into batches and pushes what is unacknowledged. Answers
+   * the session's row, cursor and outbox as they stand after it (what the pull goes on from),
+   * or undefined when the session is not here.
+   */
+  async function cutAndPush(): Promise<SyncHead | undefined> {
     // A commit from here on sets it again, and the read below may miss it: the pull then reads
     // without waiting at the tail, and the loop comes round to cut it.
     dirty = false
-    let view = await readSyncView(db, sessionId)
+    // The log is read only when it holds events past what is canonical or cut: an idle session's
+    // round reads its row, cursor and (empty) outbox, never its events.
+    let view: SyncHead = await readSyncHead(db, sessionId)
     if (view.state?.epoch !== producer!.epoch) throw fencedHere()
-    if (!view.row) return
+    if (!view.row) return undefined
     if (!ensured && !closed) {
       await ensureStream(fetchFn, stream, host.now())
       ensured = true
     }
-    const cut = planCut(view, newId, maxBatchEvents)
-    if (cut.length > 0) {
-      const expect = { rev: view.row.rev, outboxLength: view.outbox.length }
-      // Added only when nothing moved since the read: the outbox is then the one read plus the
-      // cut, and reading its ~1.5 MB back per 10,000 events would only say so again.
-      if (await addToOutbox(db, sessionId, expect, cut)) view = { ...view, outbox: [...view.outbox, ...cut] }
-      else view = await readSyncView(db, sessionId)
+    if (view.row.headSeq > batchedThrough(view)) {
+      const whole = await readSyncView(db, sessionId)
+      if (whole.state?.epoch !== producer!.epoch) throw fencedHere()
+      view = whole
+      const cut = whole.row ? planCut(whole, newId, maxBatchEvents) : []
+      if (whole.row && cut.length > 0) {
+        const expect = { rev: whole.row.rev, outboxLength: whole.outbox.length }
+        // Added only when nothing moved since the read: the outbox is then the one read plus the
+        // cut, and reading its ~1.5 MB back per 10,000 events would only say so again.
+        if (await addToOutbox(db, sessionId, expect, cut))
+          view = { ...whole, outbox: [...whole.outbox, ...cut] }
+        else view = await readSyncHead(db, sessionId)
+      }
     }
     const p = producer!
     const unacked = view.outbox.filter((entry) => !entry.acked)
     // A closed stream takes nothing: the batches stay in the outbox, pending.
-    if (unacked.length === 0 || stopped.signal.aborted || closed) return
+    if (unacked.length === 0 || stopped.signal.aborted || closed) return view
     progress('pushing', view)
     // Every batch's seq is recorded before the first is sent, in one transaction: a retry after
     // a lost answer sends each with the same seq (a 204 duplicate where it had arrived). A batch
@@ -322,6 +338,11 @@ function startLoop(
       throw error
     }
     await record(acks)
+    const pushed = view.outbox.map((entry) => {
+      const mark = acks[entry.batch.batchId]
+      return mark ? { ...entry, sent: mark.sent, acked: true } : entry
+    })
+    return { ...view, outbox: pushed }
   }
 
   const endOfStream = () => {
@@ -352,39 +373,62 @@ function startLoop(
     }
   }
 
-  /** One read of the stream, committed; false when it must wait for a local turn to settle. */
-  async function pull(): Promise<boolean> {
-    const view = await readSyncView(db, sessionId)
-    if (!view.state || view.state.epoch !== producer!.epoch) throw fencedHere()
-    const waiting = view.outbox.some((o) => !o.acked)
+  /**
+   * One read of the stream, committed; false when it must wait for a local turn to settle. The
+   * log is read and folded only when the read brought a batch: claims, inputs and an empty
+   * long-poll move the cursor (and the claim) alone. `pushed`: the head as the push left it,
+   * read just before (an idle round reads it once).
+   */
+  async function pull(pushed: SyncHead | undefined): Promise<boolean> {
+    const head = pushed ?? (await readSyncHead(db, sessionId))
+    if (!head.state || head.state.epoch !== producer!.epoch) throw fencedHere()
+    const from = head.state.offset
+    const waiting = head.outbox.some((o) => !o.acked)
     const tail = live && upToDate && !dirty && !waiting
-    progress(upToDate && !waiting ? 'live' : 'pulling', view)
+    progress(upToDate && !waiting ? 'live' : 'pulling', head)
     if (!stopped.signal.aborted) poke = new AbortController()
     let read: Awaited<ReturnType<typeof readStream>>
     try {
-      read = await readStream(
-        fetchFn,
-        stream,
-        view.state.offset,
-        { live: tail, signal: poke.signal },
-        host.now(),
-      )
+      read = await readStream(fetchFn, stream, from, { live: tail, signal: poke.signal }, host.now())
     } catch (error) {
       if (isAbort(error)) return true // a local commit or a stop: the loop goes round
       throw error
     }
-    if (read.messages.length === 0 && read.nextOffset === view.state.offset) {
+    if (read.messages.length === 0 && read.nextOffset === from) {
       upToDate = read.upToDate
       // A long-poll at the end of a closed stream answers at once: reading on would spin.
       if (read.closed) throw endOfStream()
       if (!tail && !live && upToDate) await sleep(pollMs, poke.signal)
       return true
     }
+    // The claim is kept with the cursor: both move in the pull's one transaction.
+    const coordination = foldCoordination(claims!.claim, read.messages)
+    const cursor = planCursorPull(head.state, read.messages, read.nextOffset, coordination.claim)
+    if (cursor !== undefined) {
+      if (!(await commitCursor(db, sessionId, from, cursor))) {
+        const now = await readSyncHead(db, sessionId)
+        if (now.state?.epoch !== producer!.epoch) throw fencedHere()
+        return true // the cursor moved meanwhile: read again from where it stands
+      }
+      upToDate = read.upToDate
+      await claims!.afterPull(coordination, false)
+      if (read.closed) throw endOfStream()
+      failing = false
+      // Nothing of the log or the outbox moved: the status is the one read before, its skips counted.
+      setStatus(upToDate && !waiting ? 'live' : 'pulling', { ...head, state: cursor })
+      return true
+    }
+    const view = await readSyncView(db, sessionId)
+    if (view.state?.epoch !== producer!.epoch) throw fencedHere()
+    if (view.state.offset !== from) return true // moved meanwhile: read again from where it stands
     const plan = planPull(view, read.messages, read.nextOffset, host.putFolds)
     if (plan.kind === 'not-settled') return false
     let committed: boolean
     try {
-      committed = await commitPull(db, plan.commit)
+      committed = await commitPull(db, {
+        ...plan.commit,
+        state: { ...plan.commit.state, claim: coordination.claim },
+      })
     } catch (error) {
       // Rows whose ids another session holds: retrying cannot help.
       if (isSessionlineError(error) && error.code === 'conflict')
@@ -397,7 +441,7 @@ function startLoop(
       return true // the log moved meanwhile: read again from the same offset
     }
     upToDate = read.upToDate
-    await claims!.afterPull(read.messages)
+    await claims!.afterPull(coordination, true)
     if (plan.rewritten) {
       await host.logRewritten(sessionId)
       await watchLocal()
@@ -407,7 +451,7 @@ function startLoop(
     }
     // Folded whole and committed: what the closed stream held is all here, and nothing follows.
     if (read.closed) throw endOfStream()
-    const after = await readSyncView(db, sessionId)
+    const after = await readSyncHead(db, sessionId)
     const dropped = plan.dropped[0]
     failing = false
     setStatus(
@@ -433,7 +477,6 @@ function startLoop(
       host,
       sessionId,
       device: producer.deviceId,
-      epoch: producer.epoch,
       ttlMs: options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS,
       post: (message) => postMessage(fetchFn, stream, message, host.now()),
       initial: producer.claim ?? null,
@@ -444,19 +487,18 @@ function startLoop(
     while (!stopped.signal.aborted) {
       try {
         if (!swept) {
-          await claims.afterPull([])
+          await claims.sweep()
           swept = true
         }
         await watchLocal()
-        await cutAndPush()
-        const settled = await pull()
+        const settled = await pull(await cutAndPush())
         attempt = 0
         if (failing) {
           failing = false
           setStatus(upToDate ? 'live' : 'pulling')
         }
         // At the tail the claims read are all there are: claim, renew, send inputs, gate.
-        if (upToDate && !stopped.signal.aborted) wakeAt(await claims.round())
+        if (upToDate && !stopped.signal.aborted) wakeAt(await claims.round(loop.status.pending > 0))
         firstDone()
         // A local turn is running: its events go out (and others' come in) once it ends.
         if (!settled) await sleep(pollMs, stopped.signal)

@@ -1,6 +1,14 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type ClaimFold, claimantAt, claimDue, foldCoordination } from '../../src/core/sync-claim'
+import {
+  admitsInput,
+  type ClaimFold,
+  claimantAt,
+  claimDue,
+  claimExpiry,
+  foldCoordination,
+  inputTarget,
+} from '../../src/core/sync-claim'
 import { foldMessage, initCanonical, replayStream } from '../../src/core/sync-rebase'
 import type { SyncBatch } from '../../src/schema/sync'
 import type { SyncClaim, SyncInput } from '../../src/schema/sync-claim'
@@ -114,5 +122,55 @@ describe('runner claim fold', () => {
         expect(withThem).toEqual(without)
       }),
     )
+  })
+})
+
+describe('where inputs go when a claim lapses while idle', () => {
+  const held = fc.record({ at: fc.nat(10_000), ttlMs: fc.integer({ min: 4, max: 5000 }) })
+  const times = fc.tuple(fc.nat(20_000), fc.nat(20_000)).map(([a, b]) => [Math.min(a, b), Math.max(a, b)])
+
+  it('the claimant admits a record only while the sender cannot claim; a sender that runs turns sends only with a quarter of the ttl left', () => {
+    fc.assert(
+      fc.property(held, times, fc.boolean(), ({ at, ttlMs }, [sentAt, readAt], senderRuns) => {
+        const fold: ClaimFold = { device: 'x', at, ttlMs }
+        const target = inputTarget(fold, 's', sentAt!, senderRuns)
+        if (target === null) return
+        expect(target.to).toBe('x')
+        const admitted = admitsInput(fold, 'x', readAt!, true, { device: 's', to: 'x', at: sentAt! })
+        if (!target.lapsed) {
+          // Sent to a holding claim, with room: never to one in its last quarter.
+          expect(claimExpiry(fold) - sentAt!).toBeGreaterThan(ttlMs / 4)
+          // Admitted only while the claim holds, when the sender cannot claim it.
+          expect(admitted).toBe(readAt! < claimExpiry(fold))
+          if (admitted) expect(claimDue(fold, 's', readAt!, ttlMs)).toBe(false)
+        } else {
+          // Only a device that runs no turns sends to a lapsed claim; its claimant admits it.
+          expect(senderRuns).toBe(false)
+          expect(admitted).toBe(true)
+        }
+      }),
+    )
+  })
+
+  it('a record sent before the lapse and read after it is left to its sender, which may claim then', () => {
+    const fold: ClaimFold = { device: 'x', at: 1000, ttlMs: 400 }
+    const record = { device: 's', to: 'x', at: 1200 }
+    expect(inputTarget(fold, 's', 1200, true)).toEqual({ to: 'x', lapsed: false })
+    expect(admitsInput(fold, 'x', 1399, true, record)).toBe(true)
+    expect(admitsInput(fold, 'x', 1400, true, record)).toBe(false)
+    expect(claimDue(fold, 's', 1400, 400)).toBe(true)
+    // In the claim's last quarter nothing is sent: the sender waits for the lapse.
+    expect(inputTarget(fold, 's', 1300, true)).toBe(null)
+    expect(inputTarget(fold, 's', 1300, false)).toBe(null)
+    // Lapsed: a device that runs turns claims instead; one that runs none sends to the last claimant.
+    expect(inputTarget(fold, 's', 1400, true)).toBe(null)
+    expect(inputTarget(fold, 's', 1400, false)).toEqual({ to: 'x', lapsed: true })
+    expect(admitsInput(fold, 'x', 1450, true, { ...record, at: 1400 })).toBe(true)
+    // Not to a claimant that runs no turns (it could not run it), nor to another device, nor one's own.
+    expect(admitsInput(fold, 'x', 1450, false, { ...record, at: 1400 })).toBe(false)
+    expect(admitsInput(fold, 'y', 1300, true, { ...record, to: 'y' })).toBe(false)
+    expect(admitsInput(fold, 'x', 1300, true, { ...record, device: 'x' })).toBe(false)
+    expect(inputTarget(fold, 'x', 1300, true)).toBe(null)
+    expect(inputTarget(null, 's', 0, false)).toBe(null)
   })
 })

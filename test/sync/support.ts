@@ -69,7 +69,7 @@ export function device(
     dbName?: string
     net?: Network
     sync?: SessionSyncOptions
-    engine?: Pick<EngineOptions, 'provider' | 'onError'>
+    engine?: Pick<EngineOptions, 'provider' | 'onError' | 'indexedDB'>
   } = {},
 ): Device {
   const net = options.net ?? network()
