@@ -60,6 +60,7 @@ import {
   getSessionRow,
   inRead,
   inWrite,
+  resumeInTransaction,
   rowsFrom,
 } from '../store/transactions'
 import { currentRows } from './cache/load'
@@ -218,7 +219,7 @@ export function createHistory({
         // transaction (the racing-verbs property caught two commits on one seq that way).
         // (A thenable check: inside the zone, `Promise` is Dexie's, not the async function's.)
         const made = command(state)
-        const decision = decideHistory(state, 'then' in made ? await made : made, at)
+        const decision = decideHistory(state, 'then' in made ? await resumeInTransaction(made) : made, at)
         if (isSessionlineError(decision)) throw decision
         const next = decision.next
         if (!next) return { answer: decision.answer }

@@ -26,6 +26,18 @@ export function assertInTransaction(operation: string): void {
     throw new SessionlineError('internal', `${operation}: left its transaction before writing`)
 }
 
+/**
+ * Awaits `work` (reads this transaction issued, through native async functions) and resumes
+ * inside the transaction. Dexie carries its zone across native awaits for a few microtasks
+ * only; nested a few awaits deep while other transactions' callbacks interleave, the code after
+ * an await can run outside the zone, and its writes would commit on their own (the sync
+ * convergence property caught a compaction's facts read that way). Outside a transaction it is
+ * a plain await.
+ */
+export function resumeInTransaction<T>(work: PromiseLike<T>): Promise<T> {
+  return Dexie.currentTransaction ? Dexie.waitFor(work) : Promise.resolve(work)
+}
+
 /** Runs `scope` in one readwrite transaction over every table; it commits when `scope` settles. */
 export function inWrite<T>(db: SessionlineDb, scope: () => Promise<T>): Promise<T> {
   return db.transaction(

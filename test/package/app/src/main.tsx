@@ -9,6 +9,8 @@ import { App } from './App'
 // A factory (rather than a Worker) lets the client start a fresh worker if the browser kills this one.
 const client = connect(
   () => new Worker(new URL('sessionline/sessionline.worker', import.meta.url), { type: 'module' }),
+  // The worker's database: a view's first screen is read on the page while the worker starts.
+  { dbName: 'sessionline' },
 )
 await client.configure({ provider: { kind: 'scripted', wordDelayMs: 5 } })
 
