@@ -11,16 +11,26 @@
 import { z } from 'zod'
 import { Id } from '../schema/common'
 import { parseOrThrow } from '../schema/errors'
+import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import {
   DEFAULT_OUTLINE_SLICE,
+  FirstReadRequest,
   LoadThroughRequest,
   type MessagePage,
   OutlineRequest,
   PageRequest,
 } from '../schema/requests'
 import type { SessionlineDb, SessionRow } from '../store/db'
-import { getSessionRow, inRowsRead, rowsAbove, rowsBelow, rowsFrom } from '../store/transactions'
+import {
+  getSessionRow,
+  inRead,
+  inRowsRead,
+  pendingReceipts,
+  rowsAbove,
+  rowsBelow,
+  rowsFrom,
+} from '../store/transactions'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
 import type { createHistory } from './history'
@@ -55,12 +65,13 @@ export function createReads({ db, cache, history }: ReadsDeps) {
   const loadedBeforeRows = (id: string) => cache.entries.get(id)?.opening?.catch(() => undefined)
 
   /**
-   * Reads the session row and the window `readWindow` gives in one read transaction, as the page
-   * readers must see: streaming rows that lag in storage patched from the log.
+   * Reads the session row and the window `readWindow` gives in one read transaction (`read`: over
+   * the rows, or every table when the window reads more beside them), as the page readers must
+   * see: streaming rows that lag in storage patched from the log.
    */
-  async function pageOf(id: string, readWindow: () => Promise<RowWindow>) {
+  async function pageOf(id: string, readWindow: () => Promise<RowWindow>, read = inRowsRead) {
     await loadedBeforeRows(id)
-    const { row, page } = await inRowsRead(db, async () => {
+    const { row, page } = await read(db, async () => {
       const [row, window] = await Promise.all([getSessionRow(db, id), readWindow()])
       if (!row) throw notFound(id)
       const page: MessagePage = {
@@ -101,17 +112,67 @@ export function createReads({ db, cache, history }: ReadsDeps) {
       request,
       'loadThrough request',
     )
-    // A view's first read is this one when it was asked to load through a seq as it opened.
-    return pageOf(id, async () => {
-      const from = await rowsFrom(db, id, seq, beforeSeq, includeInactive)
-      // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
-      const fill = (pageSize - (from.length % pageSize)) % pageSize
-      const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
-      // From seq 1 every row is in `from` already: nothing lies below it (the whole history).
-      const older =
-        seq <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(db, id, below, fill, includeInactive)
-      return { rows: [...older.rows, ...from], hasOlder: older.hasOlder }
-    })
+    return pageOf(id, () => throughWindow(id, seq, beforeSeq, pageSize, includeInactive))
+  }
+
+  /** Every row from `seq` (below `beforeSeq`), with older ones filling the last page of `pageSize`. */
+  async function throughWindow(
+    id: string,
+    seq: number,
+    beforeSeq: number | undefined,
+    pageSize: number,
+    includeInactive: boolean,
+  ): Promise<RowWindow> {
+    const from = await rowsFrom(db, id, seq, beforeSeq, includeInactive)
+    // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
+    const fill = (pageSize - (from.length % pageSize)) % pageSize
+    const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
+    // From seq 1 every row is in `from` already: nothing lies below it (the whole history).
+    const older =
+      seq <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(db, id, below, fill, includeInactive)
+    return { rows: [...older.rows, ...from], hasOlder: older.hasOlder }
+  }
+
+  /**
+   * A view's first read in one answer (docs/decisions/0038, amendment): the rows and the pending
+   * receipts in one read transaction, ordered behind a watch still loading like `page`, and the
+   * outline's newest slice. The outline is asked for first, as a call sent beside this one would
+   * be, so a cold entry's load is shared, not repeated.
+   */
+  const firstRead: Engine['firstRead'] = async (sessionId, request = {}) => {
+    const id = sessionIdOf(sessionId)
+    const { tail, seq, pageSize, includeInactive } = parseOrThrow(
+      FirstReadRequest,
+      request,
+      'firstRead request',
+    )
+    const outlined = outline(id)
+    // Answered below, or not at all when the rows read fails first: never an unhandled rejection.
+    outlined.catch(() => undefined)
+    const tailWindow = () => rowsBelow(db, id, undefined, tail, includeInactive)
+    let pending: InputReceipt[] = []
+    const page = await pageOf(
+      id,
+      async () => {
+        // Every read of the transaction is issued in this one wave: a request issued after an
+        // await of a nested async read could leave the transaction's scope. So the tail a seq
+        // above every row falls back to is read beside the rows from that seq (from seq 1 there
+        // is nothing older, so no fallback).
+        const [through, tailRows, receipts] = await Promise.all([
+          seq === undefined
+            ? undefined
+            : throughWindow(id, seq, undefined, pageSize ?? tail, includeInactive),
+          seq === undefined || seq > 1 ? tailWindow() : undefined,
+          pendingReceipts(db, id),
+        ])
+        pending = receipts
+        // A seq above every row reads nothing there: the tail after all.
+        if (through && !(tailRows && through.hasOlder && through.rows.length < tail)) return through
+        return tailRows as RowWindow
+      },
+      inRead,
+    )
+    return { page, pending, outline: await outlined }
   }
 
   const projection = (async <N extends ProjectionName>(sessionId: string, name: N) => {
@@ -147,5 +208,5 @@ export function createReads({ db, cache, history }: ReadsDeps) {
     })
   }
 
-  return { page, loadThrough, projection, outline }
+  return { page, loadThrough, firstRead, projection, outline }
 }
