@@ -31,6 +31,7 @@ import {
   rowsBelow,
   rowsFrom,
 } from '../store/transactions'
+import { type Entry, sameVersion } from './cache/entries'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
 import type { createHistory } from './history'
@@ -70,6 +71,11 @@ export function createReads({ db, cache, history }: ReadsDeps) {
    * see: streaming rows that lag in storage patched from the log.
    */
   async function pageOf(id: string, readWindow: () => Promise<RowWindow>, read = inRowsRead) {
+    return (await rowsRead(id, readWindow, read)).page
+  }
+
+  /** `pageOf` with the session row the page was read with. */
+  async function rowsRead(id: string, readWindow: () => Promise<RowWindow>, read = inRowsRead) {
     await loadedBeforeRows(id)
     const { row, page } = await read(db, async () => {
       const [row, window] = await Promise.all([getSessionRow(db, id), readWindow()])
@@ -83,7 +89,7 @@ export function createReads({ db, cache, history }: ReadsDeps) {
       if (window.hasNewer !== undefined) page.hasNewer = window.hasNewer
       return { row, page }
     })
-    return withCurrentRows(row, page)
+    return { row, page: await withCurrentRows(row, page) }
   }
 
   async function withCurrentRows(row: SessionRow, page: MessagePage): Promise<MessagePage> {
@@ -136,8 +142,9 @@ export function createReads({ db, cache, history }: ReadsDeps) {
   /**
    * A view's first read in one answer (docs/decisions/0038, amendment): the rows and the pending
    * receipts in one read transaction, ordered behind a watch still loading like `page`, and the
-   * outline's newest slice. The outline is asked for first, as a call sent beside this one would
-   * be, so a cold entry's load is shared, not repeated.
+   * outline's newest slice. When the cached state holds the version of the session row the rows
+   * were read with, that state answers the outline as `outline` would after its catch-up read,
+   * so that read is left out; otherwise the outline catches up (or loads) as `outline` does.
    */
   const firstRead: Engine['firstRead'] = async (sessionId, request = {}) => {
     const id = sessionIdOf(sessionId)
@@ -146,33 +153,28 @@ export function createReads({ db, cache, history }: ReadsDeps) {
       request,
       'firstRead request',
     )
-    const outlined = outline(id)
-    // Answered below, or not at all when the rows read fails first: never an unhandled rejection.
-    outlined.catch(() => undefined)
     const tailWindow = () => rowsBelow(db, id, undefined, tail, includeInactive)
     let pending: InputReceipt[] = []
-    const page = await pageOf(
-      id,
-      async () => {
-        // Every read of the transaction is issued in this one wave: a request issued after an
-        // await of a nested async read could leave the transaction's scope. So the tail a seq
-        // above every row falls back to is read beside the rows from that seq (from seq 1 there
-        // is nothing older, so no fallback).
-        const [through, tailRows, receipts] = await Promise.all([
-          seq === undefined
-            ? undefined
-            : throughWindow(id, seq, undefined, pageSize ?? tail, includeInactive),
-          seq === undefined || seq > 1 ? tailWindow() : undefined,
-          pendingReceipts(db, id),
-        ])
-        pending = receipts
-        // A seq above every row reads nothing there: the tail after all.
-        if (through && !(tailRows && through.hasOlder && through.rows.length < tail)) return through
-        return tailRows as RowWindow
-      },
-      inRead,
-    )
-    return { page, pending, outline: await outlined }
+    const readWindow = async () => {
+      // Every read of the transaction is issued in this one wave: a request issued after an
+      // await of a nested async read could leave the transaction's scope. So the tail a seq
+      // above every row falls back to is read beside the rows from that seq (from seq 1 there
+      // is nothing older, so no fallback).
+      const [through, tailRows, receipts] = await Promise.all([
+        seq === undefined ? undefined : throughWindow(id, seq, undefined, pageSize ?? tail, includeInactive),
+        seq === undefined || seq > 1 ? tailWindow() : undefined,
+        pendingReceipts(db, id),
+      ])
+      pending = receipts
+      // A seq above every row reads nothing there: the tail after all.
+      if (through && !(tailRows && through.hasOlder && through.rows.length < tail)) return through
+      return tailRows as RowWindow
+    }
+    return cache.use(id, async (entry) => {
+      const { row, page } = await rowsRead(id, readWindow, inRead)
+      if (entry.deleted || !entry.snap || !sameVersion(entry.snap.row, row)) await cache.loadCurrent(entry)
+      return { page, pending, outline: await outlineOf(entry, {}) }
+    })
   }
 
   const projection = (async <N extends ProjectionName>(sessionId: string, name: N) => {
@@ -199,13 +201,18 @@ export function createReads({ db, cache, history }: ReadsDeps) {
     const range = parseOrThrow(OutlineRequest, request, 'outline request')
     return cache.use(id, async (entry) => {
       await cache.loadCurrent(entry)
-      const snap = entry.snap!
-      const { start, end } = outlineRange(snap.folds.turnOutline.entries.length, range, DEFAULT_OUTLINE_SLICE)
-      const slice = await cache.outline.slice(entry.id, snap, start, end)
-      if (!snap.folds.branching.branched) return slice
-      const entries = await history.markOutline(entry.id, slice.entries, snap.folds.transcript.openTurn)
-      return { ...slice, entries }
+      return outlineOf(entry, range)
     })
+  }
+
+  /** The outline slice `range` of a loaded entry's state. */
+  async function outlineOf(entry: Entry, range: { start?: number | undefined; end?: number | undefined }) {
+    const snap = entry.snap!
+    const { start, end } = outlineRange(snap.folds.turnOutline.entries.length, range, DEFAULT_OUTLINE_SLICE)
+    const slice = await cache.outline.slice(entry.id, snap, start, end)
+    if (!snap.folds.branching.branched) return slice
+    const entries = await history.markOutline(entry.id, slice.entries, snap.folds.transcript.openTurn)
+    return { ...slice, entries }
   }
 
   return { page, loadThrough, firstRead, projection, outline }

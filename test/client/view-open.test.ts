@@ -73,7 +73,7 @@ describe('opening a view', () => {
     }
   })
 
-  test('misses no commit another engine makes while a cold engine opens the view', async () => {
+  test('misses no commit another engine makes while a cold engine opens the view, and shows none twice', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 0, max: 30 }),
@@ -97,6 +97,9 @@ describe('opening a view', () => {
             if (start === 'warm') await page.client.pending('s')
             const commit = ticks(delay).then(() => other.append('s', turnEvents(3)))
             const view = page.client.open('s')
+            // Every snapshot the view publishes, to check that none shows a row twice or out of order.
+            const published: TimelineSnapshot[] = []
+            view.subscribe(() => published.push(view.getSnapshot()))
             // Asked in the opening task, the first read is a loadThrough instead of the tail page.
             if (wholeHistory) void view.loadThrough(1)
             await commit
@@ -106,6 +109,16 @@ describe('opening a view', () => {
               ticks(200).then(() => 'missed'),
             ])
             expect(seen).toBe('shown')
+            for (const snapshot of published) {
+              const seqs = snapshot.rows.flatMap((row) => (row.kind === 'message' ? [row.message.seq] : []))
+              expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b))
+            }
+            // What it ends with is what the database holds: the rows of both engines, in order.
+            const all = (await other.loadThrough('s', { seq: 1 })).messages.map((m) => m.id)
+            const shown = view
+              .getSnapshot()
+              .rows.flatMap((row) => (row.kind === 'message' ? [row.message.id] : []))
+            expect(shown).toEqual(all.slice(all.length - shown.length))
             view.dispose()
           } finally {
             await page.close()
