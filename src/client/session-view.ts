@@ -434,9 +434,10 @@ class LiveSessionView implements SessionView {
   // ---- loading ----
 
   /**
-   * Subscribes (unless subscribed) and reads the tail, the inbox and the outline, all sent at
-   * once: one round trip. The engine subscribes within the watch call and orders the reads
-   * behind it, so they see at least what the changes continue from; the feed is buffering.
+   * Subscribes (unless subscribed) and reads the tail, the inbox and the outline in one
+   * `firstRead` sent with the watch: one round trip. The engine subscribes within the watch call
+   * and orders the read behind it, so it sees at least what the changes continue from; the feed
+   * is buffering.
    */
   async #read(signal: AbortSignal): Promise<void> {
     let read: FirstRead
