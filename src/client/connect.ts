@@ -81,7 +81,7 @@ interface Link {
 }
 
 /** The view reads that are small whatever the session (not `loadThrough`, which may page far). */
-const SMALL_READS = ['page', 'pending', 'projection', 'outline', 'watch'] as const
+const SMALL_READS = ['page', 'firstRead', 'pending', 'projection', 'outline', 'watch'] as const
 type SmallRead = (typeof SMALL_READS)[number]
 const isSmallRead = (method: string): method is SmallRead =>
   (SMALL_READS as readonly string[]).includes(method)

@@ -44,8 +44,8 @@ import type { SessionMessage } from '../schema/messages'
 import {
   DEFAULT_JUMP_PAGE,
   DEFAULT_PAGE_LIMIT,
+  type FirstReadRequest,
   LoadThroughRequest,
-  type MessagePage,
   OutlineRequest,
 } from '../schema/requests'
 import type { OutlineSlice, SessionInfo } from '../schema/session'
@@ -93,6 +93,7 @@ export type ViewEngine = Pick<Engine, (typeof VIEW_ENGINE_METHODS)[number]>
 export const VIEW_ENGINE_METHODS = [
   'page',
   'loadThrough',
+  'firstRead',
   'pending',
   'projection',
   'outline',
@@ -433,9 +434,10 @@ class LiveSessionView implements SessionView {
   // ---- loading ----
 
   /**
-   * Subscribes (unless subscribed) and reads the tail, the inbox and the outline, all sent at
-   * once: one round trip. The engine subscribes within the watch call and orders the reads
-   * behind it, so they see at least what the changes continue from; the feed is buffering.
+   * Subscribes (unless subscribed) and reads the tail, the inbox and the outline in one
+   * `firstRead` sent with the watch: one round trip. The engine subscribes within the watch call
+   * and orders the read behind it, so it sees at least what the changes continue from; the feed
+   * is buffering.
    */
   async #read(signal: AbortSignal): Promise<void> {
     let read: FirstRead
@@ -500,7 +502,7 @@ class LiveSessionView implements SessionView {
     this.#shownFrom = page.messages[0]?.seq
   }
 
-  /** Subscribes unless subscribed, then the three reads; undefined when the epoch moved on meanwhile. */
+  /** Subscribes unless subscribed, then the first read; undefined when the epoch moved on meanwhile. */
   async #readFirst(signal: AbortSignal): Promise<FirstRead | undefined> {
     const engine = this.#engine
     // Streamed text arrives as appends onto the rows this view holds (core/text-append).
@@ -514,15 +516,12 @@ class LiveSessionView implements SessionView {
     this.#shownFrom = undefined
     // What the engine reported before the read left: the read replaces that, not adds to it.
     const reported = this.#inbox.reportedIds()
-    // The outline's newest slice, not all of it: the rail's first screen (loadOutline reads more).
-    const reads = Promise.all([
-      this.#firstRows(readFrom, shownFrom === undefined ? this.#tail : 1),
-      engine.pending(this.sessionId),
-      engine.outline(this.sessionId),
-    ])
+    // The rows, the inbox and the outline's newest slice (the rail's first screen; loadOutline
+    // reads more) in one call sent right behind the watch, answered in one reply.
+    const read = engine.firstRead(this.sessionId, this.#firstRowsRequest(readFrom, shownFrom))
     if (watching) {
-      // A failed watch fails the reads too; only the watch's error is reported.
-      reads.catch(() => undefined)
+      // A failed watch fails the read too; only the watch's error is reported.
+      read.catch(() => undefined)
       const stop = await watching
       // Disposed, or the worker was replaced meanwhile: the read of the fresh one subscribes.
       if (signal.aborted) {
@@ -531,7 +530,7 @@ class LiveSessionView implements SessionView {
       }
       this.#feed.subscribe(stop)
     }
-    const [page, pending, outline] = await reads
+    const { page, pending, outline } = await read
     if (signal.aborted) return undefined
     return { opened: { type: 'opened', page, readFrom, outline }, pending, reported }
   }
@@ -545,19 +544,18 @@ class LiveSessionView implements SessionView {
   /**
    * The rows of the first read: the tail page, or, when `loadThrough(seq)` was called in the
    * task that opened the view, every row from `seq` up in the same round trip (filled to a page
-   * of `pageSize`: the tail's, or 1 when a first screen read on the page set the floor). A `seq`
-   * above every row reads nothing there, so the tail is read after all.
+   * of the tail's size, or of 1 after a first screen read on the page, which set the floor). A
+   * `seq` above every row reads nothing there, so the engine reads the tail after all.
    */
-  async #firstRows(floor: number | undefined, pageSize: number): Promise<MessagePage> {
+  #firstRowsRequest(floor: number | undefined, shownFrom: number | undefined): FirstReadRequest {
     const { includeInactive } = this.#state.filter
-    const tailPage = () => this.#engine.page(this.sessionId, { limit: this.#tail, includeInactive })
-    if (floor === undefined) return tailPage()
-    const page = await this.#engine.loadThrough(this.sessionId, {
+    if (floor === undefined) return { tail: this.#tail, includeInactive }
+    return {
+      tail: this.#tail,
       seq: floor,
-      pageSize,
+      pageSize: shownFrom === undefined ? this.#tail : 1,
       includeInactive,
-    })
-    return page.hasOlder && page.messages.length < this.#tail ? tailPage() : page
+    }
   }
 
   /**

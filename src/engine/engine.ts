@@ -363,6 +363,7 @@ export function createEngineWithHost(options: EngineOptions = {}): { engine: Eng
 
     page: guard('page', reads.page),
     loadThrough: guard('loadThrough', reads.loadThrough),
+    firstRead: guard('firstRead', reads.firstRead),
     projection: guard('projection', reads.projection) as Engine['projection'],
     outline: guard('outline', reads.outline),
 

@@ -11,16 +11,27 @@
 import { z } from 'zod'
 import { Id } from '../schema/common'
 import { parseOrThrow } from '../schema/errors'
+import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import {
   DEFAULT_OUTLINE_SLICE,
+  FirstReadRequest,
   LoadThroughRequest,
   type MessagePage,
   OutlineRequest,
   PageRequest,
 } from '../schema/requests'
 import type { SessionlineDb, SessionRow } from '../store/db'
-import { getSessionRow, inRowsRead, rowsAbove, rowsBelow, rowsFrom } from '../store/transactions'
+import {
+  getSessionRow,
+  inRead,
+  inRowsRead,
+  pendingReceipts,
+  rowsAbove,
+  rowsBelow,
+  rowsFrom,
+} from '../store/transactions'
+import { type Entry, sameVersion } from './cache/entries'
 import { currentRows } from './cache/load'
 import { outlineRange } from './cache/outline'
 import type { createHistory } from './history'
@@ -55,12 +66,18 @@ export function createReads({ db, cache, history }: ReadsDeps) {
   const loadedBeforeRows = (id: string) => cache.entries.get(id)?.opening?.catch(() => undefined)
 
   /**
-   * Reads the session row and the window `readWindow` gives in one read transaction, as the page
-   * readers must see: streaming rows that lag in storage patched from the log.
+   * Reads the session row and the window `readWindow` gives in one read transaction (`read`: over
+   * the rows, or every table when the window reads more beside them), as the page readers must
+   * see: streaming rows that lag in storage patched from the log.
    */
-  async function pageOf(id: string, readWindow: () => Promise<RowWindow>) {
+  async function pageOf(id: string, readWindow: () => Promise<RowWindow>, read = inRowsRead) {
+    return (await rowsRead(id, readWindow, read)).page
+  }
+
+  /** `pageOf` with the session row the page was read with. */
+  async function rowsRead(id: string, readWindow: () => Promise<RowWindow>, read = inRowsRead) {
     await loadedBeforeRows(id)
-    const { row, page } = await inRowsRead(db, async () => {
+    const { row, page } = await read(db, async () => {
       const [row, window] = await Promise.all([getSessionRow(db, id), readWindow()])
       if (!row) throw notFound(id)
       const page: MessagePage = {
@@ -72,7 +89,7 @@ export function createReads({ db, cache, history }: ReadsDeps) {
       if (window.hasNewer !== undefined) page.hasNewer = window.hasNewer
       return { row, page }
     })
-    return withCurrentRows(row, page)
+    return { row, page: await withCurrentRows(row, page) }
   }
 
   async function withCurrentRows(row: SessionRow, page: MessagePage): Promise<MessagePage> {
@@ -101,16 +118,62 @@ export function createReads({ db, cache, history }: ReadsDeps) {
       request,
       'loadThrough request',
     )
-    // A view's first read is this one when it was asked to load through a seq as it opened.
-    return pageOf(id, async () => {
-      const from = await rowsFrom(db, id, seq, beforeSeq, includeInactive)
-      // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
-      const fill = (pageSize - (from.length % pageSize)) % pageSize
-      const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
-      // From seq 1 every row is in `from` already: nothing lies below it (the whole history).
-      const older =
-        seq <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(db, id, below, fill, includeInactive)
-      return { rows: [...older.rows, ...from], hasOlder: older.hasOlder }
+    return pageOf(id, () => throughWindow(id, seq, beforeSeq, pageSize, includeInactive))
+  }
+
+  /** Every row from `seq` (below `beforeSeq`), with older ones filling the last page of `pageSize`. */
+  async function throughWindow(
+    id: string,
+    seq: number,
+    beforeSeq: number | undefined,
+    pageSize: number,
+    includeInactive: boolean,
+  ): Promise<RowWindow> {
+    const from = await rowsFrom(db, id, seq, beforeSeq, includeInactive)
+    // Fill the last page the way paging by `pageSize` would have, so the window ends on a page boundary.
+    const fill = (pageSize - (from.length % pageSize)) % pageSize
+    const below = from[0]?.seq ?? Math.max(1, Math.min(seq, beforeSeq ?? seq))
+    // From seq 1 every row is in `from` already: nothing lies below it (the whole history).
+    const older =
+      seq <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(db, id, below, fill, includeInactive)
+    return { rows: [...older.rows, ...from], hasOlder: older.hasOlder }
+  }
+
+  /**
+   * A view's first read in one answer (docs/decisions/0038, amendment): the rows and the pending
+   * receipts in one read transaction, ordered behind a watch still loading like `page`, and the
+   * outline's newest slice. When the cached state holds the version of the session row the rows
+   * were read with, that state answers the outline as `outline` would after its catch-up read,
+   * so that read is left out; otherwise the outline catches up (or loads) as `outline` does.
+   */
+  const firstRead: Engine['firstRead'] = async (sessionId, request = {}) => {
+    const id = sessionIdOf(sessionId)
+    const { tail, seq, pageSize, includeInactive } = parseOrThrow(
+      FirstReadRequest,
+      request,
+      'firstRead request',
+    )
+    const tailWindow = () => rowsBelow(db, id, undefined, tail, includeInactive)
+    let pending: InputReceipt[] = []
+    const readWindow = async () => {
+      // Every read of the transaction is issued in this one wave: a request issued after an
+      // await of a nested async read could leave the transaction's scope. So the tail a seq
+      // above every row falls back to is read beside the rows from that seq (from seq 1 there
+      // is nothing older, so no fallback).
+      const [through, tailRows, receipts] = await Promise.all([
+        seq === undefined ? undefined : throughWindow(id, seq, undefined, pageSize ?? tail, includeInactive),
+        seq === undefined || seq > 1 ? tailWindow() : undefined,
+        pendingReceipts(db, id),
+      ])
+      pending = receipts
+      // A seq above every row reads nothing there: the tail after all.
+      if (through && !(tailRows && through.hasOlder && through.rows.length < tail)) return through
+      return tailRows as RowWindow
+    }
+    return cache.use(id, async (entry) => {
+      const { row, page } = await rowsRead(id, readWindow, inRead)
+      if (entry.deleted || !entry.snap || !sameVersion(entry.snap.row, row)) await cache.loadCurrent(entry)
+      return { page, pending, outline: await outlineOf(entry, {}) }
     })
   }
 
@@ -138,14 +201,19 @@ export function createReads({ db, cache, history }: ReadsDeps) {
     const range = parseOrThrow(OutlineRequest, request, 'outline request')
     return cache.use(id, async (entry) => {
       await cache.loadCurrent(entry)
-      const snap = entry.snap!
-      const { start, end } = outlineRange(snap.folds.turnOutline.entries.length, range, DEFAULT_OUTLINE_SLICE)
-      const slice = await cache.outline.slice(entry.id, snap, start, end)
-      if (!snap.folds.branching.branched) return slice
-      const entries = await history.markOutline(entry.id, slice.entries, snap.folds.transcript.openTurn)
-      return { ...slice, entries }
+      return outlineOf(entry, range)
     })
   }
 
-  return { page, loadThrough, projection, outline }
+  /** The outline slice `range` of a loaded entry's state. */
+  async function outlineOf(entry: Entry, range: { start?: number | undefined; end?: number | undefined }) {
+    const snap = entry.snap!
+    const { start, end } = outlineRange(snap.folds.turnOutline.entries.length, range, DEFAULT_OUTLINE_SLICE)
+    const slice = await cache.outline.slice(entry.id, snap, start, end)
+    if (!snap.folds.branching.branched) return slice
+    const entries = await history.markOutline(entry.id, slice.entries, snap.folds.transcript.openTurn)
+    return { ...slice, entries }
+  }
+
+  return { page, loadThrough, firstRead, projection, outline }
 }

@@ -20,6 +20,7 @@ import type { ExportRequest, StorageReport } from '../schema/portability'
 import type { ConfigureRequest } from '../schema/provider'
 import type {
   EventsRequest,
+  FirstReadRequest,
   LoadThroughRequest,
   MessagePage,
   OutlineRequest,
@@ -45,6 +46,16 @@ export interface ProjectionViews {
   pending: readonly InputReceipt[]
 }
 export type ProjectionName = keyof ProjectionViews
+
+/**
+ * A view's first read in one answer (`Engine.firstRead`): its rows, the pending inputs and the
+ * outline's newest slice, what `page` (or `loadThrough`), `pending` and `outline({})` answer.
+ */
+export interface FirstRead {
+  page: MessagePage
+  pending: InputReceipt[]
+  outline: OutlineSlice
+}
 
 /**
  * The views a change carries when they changed: `usage` and `pending` whole, the outline as the
@@ -172,6 +183,13 @@ export interface Engine {
    */
   outline(sessionId: string, request?: OutlineRequest): Promise<OutlineSlice>
   watch(sessionId: string, listener: ChangeListener, options?: WatchOptions): Promise<Unsubscribe>
+  /**
+   * A view's first read, sent right behind its `watch`: the rows (`page` of the tail, or
+   * `loadThrough` from `seq`) with the pending inputs in one read transaction, and the outline's
+   * newest slice, in one answer. Like `page`, it reads after a watch still loading the session,
+   * so it sees at least the state that watch's changes continue from.
+   */
+  firstRead(sessionId: string, request?: FirstReadRequest): Promise<FirstRead>
 
   /** Runner: choose the built-in provider; `none` = host-driven. */
   configure(request: ConfigureRequest): Promise<void>

@@ -39,6 +39,19 @@ export const LoadThroughRequest = z.strictObject({
 })
 export type LoadThroughRequest = z.input<typeof LoadThroughRequest>
 
+/**
+ * A view's first read (`Engine.firstRead`): the tail page of `tail` rows, or, with `seq`, every
+ * row from `seq` up filled to a page of `pageSize` as `loadThrough` reads them (the tail after
+ * all when that leaves older rows and fewer than `tail`: a `seq` above every row).
+ */
+export const FirstReadRequest = z.strictObject({
+  tail: z.number().int().positive().max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
+  seq: z.number().int().nonnegative().optional(),
+  pageSize: z.number().int().positive().max(MAX_PAGE_LIMIT).optional(),
+  includeInactive: z.boolean().default(false),
+})
+export type FirstReadRequest = z.input<typeof FirstReadRequest>
+
 /** Outline entries `outline` reads when no range is given: the newest ones, a rail's first screen. */
 export const DEFAULT_OUTLINE_SLICE = 200
 

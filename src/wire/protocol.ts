@@ -60,6 +60,7 @@ export const ENGINE_METHODS = [
   'events',
   'page',
   'loadThrough',
+  'firstRead',
   'projection',
   'outline',
   'watch',

@@ -262,12 +262,15 @@ describe('connect with a worker factory: a dead worker is noticed and replaced',
     await until(first, (s) => s.status === 'ready')
     expect(shown.rows.map((row) => row.key)).toEqual(['u-1', 'a-1', 'u-2', 'a-2'])
     expect(shown.hasOlder).toBe(false)
-    // The fresh worker: one watch per view, the first view's tail, the second view's loadThrough.
+    // The fresh worker: one watch and one first read per view (the second one's from seq 1).
     const fresh = fleet.current()
     expect(fleet.workers.length).toBe(2)
-    expect([fresh.calls.get('watch'), fresh.calls.get('page'), fresh.calls.get('loadThrough')]).toEqual([
-      2, 1, 1,
-    ])
+    expect([
+      fresh.calls.get('watch'),
+      fresh.calls.get('firstRead'),
+      fresh.calls.get('page'),
+      fresh.calls.get('loadThrough'),
+    ]).toEqual([2, 2, undefined, undefined])
   })
 
   test('a view read that times out while the worker still answers its heartbeat replaces the worker, and the view loads from the fresh one', async () => {
@@ -275,7 +278,7 @@ describe('connect with a worker factory: a dead worker is noticed and replaced',
     client = connect(fleet.factory, { ...quick, timeoutMs: 300 })
     const { id } = await client.createSession({ id: 's-wedged' })
     await client.append(id, turnEvents(1))
-    fleet.hangOn('page')
+    fleet.hangOn('firstRead')
     const view = client.open(id)
     const s = await until(view, (snapshot) => snapshot.status === 'ready')
     expect(s.rows.map((row) => row.key)).toEqual(['u-1', 'a-1'])

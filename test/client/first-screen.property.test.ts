@@ -4,7 +4,9 @@
  * `loadThrough` and `pending` answer (as a view's first read asks them), or nothing. Sessions
  * here have streaming rows that lag the log, superseded branches (inactive rows), steers and
  * queued inputs in a reordered inbox, and a turn left open; and imported sessions (a Pi tree
- * with abandoned branches, Codex files with hidden envelopes and a compaction).
+ * with abandoned branches, Codex files with hidden envelopes and a compaction). The engine's
+ * `firstRead`, the one call a view opens with through the worker, answers the same rows and
+ * inbox, with the outline `outline` answers.
  */
 import { readFileSync } from 'node:fs'
 import { IDBIndex, IDBKeyRange, indexedDB } from 'fake-indexeddb'
@@ -69,6 +71,10 @@ async function engineFirstRead(
   if (floor !== undefined && page.hasOlder && page.messages.length < tail) page = await tailPage()
   return { page, pending: await engine.pending(sessionId) }
 }
+
+/** The same first read asked of the engine in one call (`firstRead`), as session-view sends it. */
+const firstReadOf = ({ tail, floor, includeInactive }: Omit<FirstScreenRequest, 'sessionId'>) =>
+  floor === undefined ? { tail, includeInactive } : { tail, seq: floor, pageSize: tail, includeInactive }
 
 /** Imported files: a Pi tree with abandoned branches and a compaction, Codex with hidden envelopes. */
 const IMPORTED = [
@@ -144,7 +150,12 @@ describe.each([
             if (leaveOpen) await streamTurn(engine, turn + 1, 2, false)
             for (const r of requests) {
               const onPage = await reader.read({ sessionId: 's', ...r })
-              expect(onPage).toEqual(await engineFirstRead(engine, r))
+              const separate = await engineFirstRead(engine, r)
+              expect(onPage).toEqual(separate)
+              expect(await engine.firstRead('s', firstReadOf(r))).toEqual({
+                ...separate,
+                outline: await engine.outline('s'),
+              })
             }
           } finally {
             reader.close()
@@ -172,9 +183,12 @@ describe.each([
         const { id } = await engine.importTranscript({ text, name: file })
         await fc.assert(
           fc.asyncProperty(request, async (r) => {
-            expect(await reader.read({ sessionId: id, ...r })).toEqual(
-              await engineFirstRead(engine, { sessionId: id, ...r }),
-            )
+            const separate = await engineFirstRead(engine, { sessionId: id, ...r })
+            expect(await reader.read({ sessionId: id, ...r })).toEqual(separate)
+            expect(await engine.firstRead(id, firstReadOf(r))).toEqual({
+              ...separate,
+              outline: await engine.outline(id),
+            })
           }),
           { numRuns: 15 },
         )

@@ -226,6 +226,15 @@ const argsOf: Record<EngineMethod, fc.Arbitrary<unknown[]>> = {
     ),
   ),
   loadThrough: fc.tuple(or(sessionId), or(fc.record({ seq: fc.nat(9) }))),
+  firstRead: fc.tuple(
+    or(sessionId),
+    or(
+      fc.record(
+        { tail: fc.integer({ min: 1, max: 5 }), seq: fc.nat(9), pageSize: fc.integer({ min: 1, max: 5 }) },
+        { requiredKeys: [] },
+      ),
+    ),
+  ),
   projection: fc.tuple(or(sessionId), or(fc.constantFrom('turnOutline', 'usage', 'pending'))),
   outline: fc.tuple(
     or(sessionId),

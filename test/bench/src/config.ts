@@ -54,6 +54,11 @@ export const BenchConfig = z.strictObject({
   peerDeltas: count,
   /** (11) timed fresh reads of the whole history, and cold opens, per side. */
   peerReads: count,
+  /**
+   * (11) whether sessionline's client is told the engine's database, so a view reads its first
+   * screen on the page (docs/decisions/0038); `false` measures the worker's path alone.
+   */
+  peerPageRead: z.boolean(),
   /** provider-ai-sdk: deltas of one mock model stream, appended every `providerBatch` deltas; repetitions per side. */
   providerDeltas: count,
   providerBatch: count,
@@ -105,6 +110,7 @@ export const FULL: BenchConfig = {
   peerReplies: 20,
   peerDeltas: 2000,
   peerReads: 7,
+  peerPageRead: true,
   providerDeltas: 5000,
   providerBatch: 100,
   providerReps: 9,

@@ -65,12 +65,14 @@ async function jumps(config: unknown) {
 
 /** (11) on the page, where an app's UI lives: sessionline through `connect`, the peers in the page. */
 function peers(config: unknown) {
+  const cfg = BenchConfig.parse(config)
   const connectEngine = async (fresh: boolean): Promise<EngineLink> => {
     const channel = new MessageChannel()
     // A fresh database is emptied first (untimed setup).
     if (fresh) await remote.servePeer(Comlink.transfer(channel.port2, [channel.port2]), fresh)
-    // The page reads a view's first screen itself (docs/decisions/0038).
-    const client = connect(channel.port1, { dbName: PEER_DB.sessionline })
+    // The page reads a view's first screen itself (docs/decisions/0038), unless the run measures
+    // the worker's path alone (`--config '{"peerPageRead":false}'`).
+    const client = connect(channel.port1, cfg.peerPageRead ? { dbName: PEER_DB.sessionline } : {})
     // As an app's `connect(() => new Worker(url))` starts its worker: after the client exists,
     // and without waiting for it; the page's calls wait on the port meanwhile.
     const serving = fresh
@@ -87,7 +89,7 @@ function peers(config: unknown) {
     }
   }
   const log = (message: string) => console.info(`[bench page] ${message}`)
-  return runPeers({ dexie: { indexedDB, IDBKeyRange }, connectEngine, log }, BenchConfig.parse(config))
+  return runPeers({ dexie: { indexedDB, IDBKeyRange }, connectEngine, log }, cfg)
 }
 
 /** (10) on the page: a streamed answer into views of a 10,000-row window and of the tail. */
