@@ -5,8 +5,12 @@
 import { z } from 'zod'
 import type { Engine } from '../engine/types'
 
-/** Bumped when the exposed surface changes incompatibly; the page checks it on connect. */
-export const PROTOCOL_VERSION = 1
+/**
+ * Bumped when the exposed surface changes incompatibly; the page checks it on connect. 2: views
+ * open through `firstRead`, which a worker of protocol 1 does not have (a page of one build
+ * meeting a shared worker of an older one fails at the handshake, not at its first open).
+ */
+export const PROTOCOL_VERSION = 2
 
 export interface Handshake {
   protocol: number
