@@ -9,9 +9,20 @@
  * Then the claim an idle claimant let lapse is taken by the device where input arrives.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import type { StoredEvent } from '../../src/schema/events'
 import { createReadCountingFactory, type ReadCountingFactory } from '../support/read-counting-factory'
-import { allEvents, converged, type Device, device, expectSameSession, startServer } from './support'
+import {
+  allEvents,
+  answeredOnceOnAll,
+  converged,
+  type Device,
+  device,
+  expectSameSession,
+  runnerOf,
+  startServer,
+  turnsEnded,
+  until,
+  userRows,
+} from './support'
 
 const TTL = 400
 const PERIODS = 8
@@ -45,23 +56,6 @@ const counted = (name: string, options: { host?: boolean } = {}): Counted => {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 6000) {
-  const end = Date.now() + ms
-  let last: T
-  for (;;) {
-    last = await read()
-    if (ok(last)) return last
-    if (Date.now() > end) throw new Error(`${what}: ${JSON.stringify(last)}`)
-    await sleep(20)
-  }
-}
-
-const runnerOf = (d: Device, id: string) => d.engine.syncStatus(id).then((s) => s?.runner)
-const turnsEnded = (events: readonly StoredEvent[]) =>
-  events.filter((e) => e.type === 'turn/end' && e.data.reason === 'completed').length
-const userRows = (events: readonly StoredEvent[], inputId: string) =>
-  events.filter((e) => e.type === 'user/message' && e.data.inputId === inputId)
 
 /** Two runner devices on one session of `turns` answered turns, converged, the claim lapsed. */
 async function idlePair(title: string, turns: number) {
@@ -142,15 +136,7 @@ test('an input admitted on the device without the claim after it lapsed while id
     (runners) => runners.every((r) => r === undefined),
   )
   const next = await a.engine.admit(id, { text: 'asked on a after the lapse', delivery: 'queue' })
-  await until(
-    'answered on both',
-    () => Promise.all([allEvents(a.engine, id), allEvents(b.engine, id)]),
-    (logs) => logs.every((log) => turnsEnded(log) === 3),
-  )
-  await converged([a, b], id)
-  const after = await expectSameSession([a, b], id)
-  expect(userRows(after.events, next.id)).toHaveLength(1)
-  expect(after.events.some((e) => e.type === 'history/head')).toBe(false)
+  await answeredOnceOnAll([a, b], id, next.id, 3, 6000)
 })
 
 test('a device that runs no turns sends its input to the claimant whose idle claim lapsed, which answers it once', async () => {

@@ -5,8 +5,19 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { Engine } from '../../src/engine/types'
-import type { StoredEvent } from '../../src/schema/events'
-import { allEvents, converged, type Device, device, expectSameSession, startServer } from './support'
+import {
+  allEvents,
+  answeredOnceOnAll,
+  converged,
+  type Device,
+  device,
+  expectSameSession,
+  runnerOf,
+  startServer,
+  turnsEnded,
+  until,
+  userRows,
+} from './support'
 
 let server: Awaited<ReturnType<typeof startServer>>
 const open: Device[] = []
@@ -30,25 +41,6 @@ const runnerDevice = (name: string, options: { ttl?: number; dbName?: string } =
   open.push(d)
   return d
 }
-
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 10_000) {
-  const end = Date.now() + ms
-  let last: T
-  for (;;) {
-    last = await read()
-    if (ok(last)) return last
-    if (Date.now() > end) throw new Error(`${what}: ${JSON.stringify(last)}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
-const runnerOf = (d: Device, id: string) => d.engine.syncStatus(id).then((s) => s?.runner)
-
-const userRows = (events: readonly StoredEvent[], inputId: string) =>
-  events.filter((e) => e.type === 'user/message' && e.data.inputId === inputId)
-
-const turnsEnded = (events: readonly StoredEvent[]) =>
-  events.filter((e) => e.type === 'turn/end' && e.data.reason === 'completed').length
 
 /** The receipt as the device stores it (an admit of the same input answers it, writing nothing). */
 const receiptOf = (engine: Engine, id: string, input: { id: string; text: string }) =>
@@ -92,15 +84,7 @@ test('an input admitted on the device without the claim is answered once, by the
 
   // Still one runner: the next input, admitted on a, is answered once more, no branch.
   const second = await a.engine.admit(id, { text: 'asked on a', delivery: 'queue' })
-  await until(
-    'second answered on both',
-    () => Promise.all([allEvents(a.engine, id), allEvents(b.engine, id)]),
-    (logs) => logs.every((log) => turnsEnded(log) === 2),
-  )
-  await converged([a, b], id)
-  const after = await expectSameSession([a, b], id)
-  expect(userRows(after.events, second.id)).toHaveLength(1)
-  expect(after.events.some((e) => e.type === 'history/head')).toBe(false)
+  await answeredOnceOnAll([a, b], id, second.id, 2)
 })
 
 test('the claimant closes, its claim lapses, and the other device takes over and answers', async () => {

@@ -171,3 +171,55 @@ export async function expectSameSession(devices: readonly Device[], sessionId: s
   }
   return { events, rows }
 }
+
+/** Reads until `ok` holds, every 20 ms, failing after `ms` with what was read last. */
+export async function until<T>(
+  what: string,
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+  ms = 10_000,
+): Promise<T> {
+  const end = Date.now() + ms
+  let last: T
+  for (;;) {
+    last = await read()
+    if (ok(last)) return last
+    if (Date.now() > end) throw new Error(`${what}: ${JSON.stringify(last)}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** The device whose runner claim holds on `d`'s view of the session (undefined: none). */
+export const runnerOf = (d: Device, sessionId: string) =>
+  d.engine.syncStatus(sessionId).then((status) => status?.runner)
+
+/** Turns the log says ended `completed`. */
+export const turnsEnded = (events: readonly StoredEvent[]) =>
+  events.filter((e) => e.type === 'turn/end' && e.data.reason === 'completed').length
+
+/** The `user/message` events that answer input `inputId` (one when it was answered once). */
+export const userRows = (events: readonly StoredEvent[], inputId: string) =>
+  events.filter((e) => e.type === 'user/message' && e.data.inputId === inputId)
+
+/**
+ * Waits until every device's log has `turns` completed turns, then checks they converged to one
+ * session in which input `inputId` was answered once and no branch was made (one runner).
+ */
+export async function answeredOnceOnAll(
+  devices: readonly Device[],
+  sessionId: string,
+  inputId: string,
+  turns: number,
+  ms?: number,
+): Promise<void> {
+  await until(
+    `${turns} turns answered on every device`,
+    () => Promise.all(devices.map((d) => allEvents(d.engine, sessionId))),
+    (logs) => logs.every((log) => turnsEnded(log) === turns),
+    ms,
+  )
+  await converged(devices, sessionId)
+  const after = await expectSameSession(devices, sessionId)
+  expect(userRows(after.events, inputId)).toHaveLength(1)
+  expect(after.events.some((e) => e.type === 'history/head')).toBe(false)
+}
