@@ -5,6 +5,7 @@
  * `close` event fires). Nothing of the engine is mocked; the database really loses the write.
  */
 import { indexedDB as fakeIndexedDB } from 'fake-indexeddb'
+import { patchedFactory } from './patched-factory'
 
 type WriteMethod = 'add' | 'put' | 'delete'
 const WRITES: readonly WriteMethod[] = ['add', 'put', 'delete']
@@ -68,17 +69,7 @@ export function createInterruptibleFactory(base: IDBFactory = fakeIndexedDB): In
     }) as IDBDatabase['transaction']
   }
 
-  const factory = {
-    open(name: string, version?: number) {
-      const request = base.open(name, version)
-      // Registered before Dexie sets `onsuccess`, so the connection is patched before first use.
-      request.addEventListener('success', () => patch(request.result))
-      return request
-    },
-    deleteDatabase: (name: string) => base.deleteDatabase(name),
-    cmp: (a: unknown, b: unknown) => base.cmp(a, b),
-    databases: () => base.databases(),
-  } as IDBFactory
+  const factory = patchedFactory(base, patch)
 
   return {
     factory,

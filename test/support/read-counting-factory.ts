@@ -5,6 +5,7 @@
  * unchanged; a test reads the counts to say what a path of the engine reads, not how long it takes.
  */
 import { indexedDB as fakeIndexedDB } from 'fake-indexeddb'
+import { patchedFactory } from './patched-factory'
 
 export interface StoreReads {
   /** Read requests issued on the store (a cursor counts once, however far it goes). */
@@ -74,16 +75,7 @@ export function createReadCountingFactory(base: IDBFactory = fakeIndexedDB): Rea
       return tx
     }) as IDBDatabase['transaction']
   }
-  const factory = {
-    open(name: string, version?: number) {
-      const request = base.open(name, version)
-      request.addEventListener('success', () => watch(request.result))
-      return request
-    },
-    deleteDatabase: (name: string) => base.deleteDatabase(name),
-    cmp: (a: unknown, b: unknown) => base.cmp(a, b),
-    databases: () => base.databases(),
-  } as IDBFactory
+  const factory = patchedFactory(base, watch)
   const sum = (stores: string[], key: keyof StoreReads) => {
     let total = 0
     for (const [store, entry] of reads) if (stores.length === 0 || stores.includes(store)) total += entry[key]

@@ -4,6 +4,7 @@
  * transaction asked for is recorded. The database itself is fake-indexeddb's, unchanged.
  */
 import { indexedDB as fakeIndexedDB } from 'fake-indexeddb'
+import { patchedFactory } from './patched-factory'
 
 export interface RecordingFactory {
   factory: IDBFactory
@@ -29,15 +30,6 @@ export function createRecordingFactory(base: IDBFactory = fakeIndexedDB): Record
       return tx
     }) as IDBDatabase['transaction']
   }
-  const factory = {
-    open(name: string, version?: number) {
-      const request = base.open(name, version)
-      request.addEventListener('success', () => watch(request.result))
-      return request
-    },
-    deleteDatabase: (name: string) => base.deleteDatabase(name),
-    cmp: (a: unknown, b: unknown) => base.cmp(a, b),
-    databases: () => base.databases(),
-  } as IDBFactory
+  const factory = patchedFactory(base, watch)
   return { factory, connections, durabilities }
 }
