@@ -28,6 +28,7 @@ import {
   missedTargets,
   syncTable,
 } from './report.mjs'
+import { serveStatic } from './static-server.mjs'
 import { runTabs, tabsTable } from './tabs.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
@@ -209,39 +210,6 @@ function runNode(/** @type {string[]} */ args, /** @type {number} */ ms, /** @ty
 
 // --- browser mode ------------------------------------------------------------------------------------
 
-const MIME = /** @type {Record<string, string>} */ ({
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.map': 'application/json',
-})
-
-/** A static server for the built pages, on 127.0.0.1 and a free port. @returns {Promise<http.Server>} */
-function serve(/** @type {string} */ dir) {
-  return new Promise((resolve, reject) => {
-    const server = http.createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-      let file = path.normalize(path.join(dir, decodeURIComponent(url.pathname)))
-      if (!file.startsWith(dir)) return void res.writeHead(403).end()
-      if (file === dir || file.endsWith(path.sep)) file = path.join(file, 'index.html')
-      fs.readFile(file, (error, body) => {
-        if (error) return void res.writeHead(404).end('not found')
-        res
-          .writeHead(200, {
-            // Cross-origin isolation gives the pages 5 µs timers instead of 100 µs.
-            'cross-origin-opener-policy': 'same-origin',
-            'cross-origin-embedder-policy': 'require-corp',
-            'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
-            'cache-control': 'no-store',
-          })
-          .end(body)
-      })
-    })
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve(server))
-  })
-}
-
 /**
  * Records a Chromium trace of the page's renderer (its main thread and workers, V8 samples,
  * IndexedDB and user timing) into `file` when the run ends: `BENCH_TRACE=<file>` on the command
@@ -296,7 +264,7 @@ async function runInBrowser(report) {
   if (!fs.existsSync(path.join(DIST, 'index.html')))
     throw new Error(`no build in ${DIST} (drop --skip-build)`)
 
-  const server = await serve(DIST)
+  const server = await serveStatic(DIST)
   cleanups.push(
     () =>
       new Promise((resolve) => {

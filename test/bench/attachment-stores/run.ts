@@ -10,7 +10,7 @@
 import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
-import http from 'node:http'
+import type http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,6 +19,7 @@ import { firefoxKind } from '../../e2e/contract/drivers/firefox'
 import type { BrowserKind, BrowserSession } from '../../e2e/contract/drivers/types'
 import { webkitKind, webkitKindWith } from '../../e2e/contract/drivers/webkit'
 import { killProcessesNaming } from '../../support/processes.mjs'
+import { serveStatic } from '../static-server.mjs'
 import type { Features } from './features'
 import { type BrowserRun, browserTable, featuresTable } from './report'
 import type { OpfsWriter } from './stores'
@@ -103,36 +104,6 @@ function build(): Promise<void> {
   })
 }
 
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-}
-
-/** The built page on 127.0.0.1 (a secure context in all three browsers), cross-origin isolated. */
-function serve(): Promise<http.Server> {
-  return new Promise((resolve, reject) => {
-    const server = http.createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-      let file = path.normalize(path.join(dist, decodeURIComponent(url.pathname)))
-      if (!file.startsWith(dist)) return void res.writeHead(403).end()
-      if (file === dist || file.endsWith(path.sep)) file = path.join(file, 'index.html')
-      fs.readFile(file, (error, body) => {
-        if (error) return void res.writeHead(404).end('not found')
-        res
-          .writeHead(200, {
-            'cross-origin-opener-policy': 'same-origin',
-            'cross-origin-embedder-policy': 'require-corp',
-            'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
-            'cache-control': 'no-store',
-          })
-          .end(body)
-      })
-    })
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve(server))
-  })
-}
-
 const load = () => os.loadavg()[0]!
 
 async function runBrowser({ label, kind }: Browser, url: string, profile: string): Promise<BrowserRun> {
@@ -189,7 +160,7 @@ try {
   const uptime = execFileSync('uptime', { encoding: 'utf8' }).trim()
   console.log(`::: ${uptime}`)
   await build()
-  server = await serve()
+  server = await serveStatic(dist)
   const address = server.address()
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/`
   const results: BrowserRun[] = []
