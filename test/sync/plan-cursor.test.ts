@@ -13,19 +13,7 @@ import type { SyncBatch } from '../../src/schema/sync'
 import type { SessionRow, SyncStateRow } from '../../src/store/db'
 import type { SyncView } from '../../src/store/sync'
 import { planCursorPull, planCut, planPull } from '../../src/sync/plan'
-
-const turnEvents = (turn: number): SessionEvent[] => [
-  { type: 'turn/start', data: { turn } },
-  {
-    type: 'user/message',
-    data: { inputId: `u${turn}`, text: `t${turn}`, delivery: 'queue', source: 'user' },
-  },
-  { type: 'step/start', data: { turn, step: 1 } },
-  { type: 'assistant/start', data: { messageId: `a${turn}`, turn, step: 1 } },
-  { type: 'assistant/end', data: { messageId: `a${turn}`, finish: 'stop' } },
-  { type: 'step/end', data: { turn, step: 1 } },
-  { type: 'turn/end', data: { turn, reason: 'completed' } },
-]
+import { turnEvents } from './turn-events'
 
 /** A session of `turns` turns, canonical through `canonical` of them, the rest cut into the outbox. */
 function viewOf(turns: number, canonical: number, skipped: number): SyncView {

@@ -8,19 +8,7 @@ import type { SessionEvent, StoredEvent } from '../../src/schema/events'
 import type { SessionRow, SyncStateRow } from '../../src/store/db'
 import type { SyncView } from '../../src/store/sync'
 import { planCut } from '../../src/sync/plan'
-
-const turnEvents = (turn: number): SessionEvent[] => [
-  { type: 'turn/start', data: { turn } },
-  {
-    type: 'user/message',
-    data: { inputId: `u${turn}`, text: `t${turn}`, delivery: 'queue', source: 'user' },
-  },
-  { type: 'step/start', data: { turn, step: 1 } },
-  { type: 'assistant/start', data: { messageId: `a${turn}`, turn, step: 1 } },
-  { type: 'assistant/end', data: { messageId: `a${turn}`, finish: 'stop' } },
-  { type: 'step/end', data: { turn, step: 1 } },
-  { type: 'turn/end', data: { turn, reason: 'completed' } },
-]
+import { turnEvents } from './turn-events'
 
 function viewOf(events: SessionEvent[], canonicalSeq = 0): SyncView {
   const stored = events.map((e, i) => ({ ...e, sessionId: 's', seq: i + 1, at: 10 + i }) as StoredEvent)
