@@ -8,13 +8,15 @@
  *
  *   npm run bench:docs                          render the page from test/bench/results/published-*.json
  *   npm run bench:docs -- results/latest-quick.json   publish that run first (as published-<preset>.json)
+ *   npm run bench:docs -- --repeat results/b.json     publish a second run of a preset (published-<preset>-repeat.json)
  *
- * Each published report (one per preset: quick, full, huge) becomes one section.
+ * Each published report (one per preset: quick, full, huge) becomes one section; a repeat of a
+ * preset is shown inside its section as how far each ratio moved between the two runs.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { foldTable, growthTable, markdownTable, missedTargets } from './report.mjs'
+import { agreementTable, foldTable, growthTable, markdownTable, missedTargets } from './report.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '../..')
@@ -65,6 +67,34 @@ function section(report, source) {
   return lines.join('\n')
 }
 
+/** A published repeat of a preset's run: `published-<preset>-repeat.json`. */
+const isRepeat = (/** @type {string} */ source) => source.endsWith('-repeat.json')
+
+/**
+ * How far a repeat of the run moved from it, as a subsection of the run's section.
+ * @param {any} first
+ * @param {{ report: any, source: string }} repeat
+ * @returns {string}
+ */
+function agreement(first, repeat) {
+  const code = repeat.report.code ?? { commit: 'unknown' }
+  const { table, off, compared } = agreementTable(first.comparisons ?? [], repeat.report.comparisons ?? [])
+  return [
+    '### The same run repeated',
+    '',
+    `- Command: \`${repeat.report.command}\` at ${code.commit}, started ${String(repeat.report.startedAt).slice(0, 16)}Z, ${Math.round((repeat.report.wallMs ?? 0) / 1000)} s.`,
+    `- Load average at start ${(repeat.report.loadAverageAtStart ?? []).join(' ')}, at end ${(repeat.report.loadAverageAtEnd ?? []).join(' ')}.`,
+    `- Report: \`${repeat.source}\`.`,
+    '',
+    table,
+    '',
+    off.length
+      ? `${compared - off.length} of ${compared} ratios agree within ±15%; these moved more: ${off.join(', ')}.`
+      : `All ${compared} ratios agree within ±15%.`,
+    '',
+  ].join('\n')
+}
+
 /**
  * @param {{ report: any, source: string }[]} reports
  * @returns {string} the whole page
@@ -82,8 +112,14 @@ export function renderBenchmarksDoc(reports) {
     '[test/bench/README.md](../test/bench/README.md).',
     '',
   ]
-  if (reports.length === 0) head.push('No published run yet.', '')
-  return `${[...head, ...reports.map(({ report, source }) => section(report, source))].join('\n').trimEnd()}\n`
+  const firsts = reports.filter(({ source }) => !isRepeat(source))
+  const repeats = reports.filter(({ source }) => isRepeat(source))
+  if (firsts.length === 0) head.push('No published run yet.', '')
+  const sections = firsts.map(({ report, source }) => {
+    const repeat = repeats.find((r) => r.report.preset === report.preset)
+    return repeat ? `${section(report, source)}\n${agreement(report, repeat)}` : section(report, source)
+  })
+  return `${[...head, ...sections].join('\n').trimEnd()}\n`
 }
 
 /** @param {string[]} files */
@@ -95,11 +131,14 @@ export function readReports(files) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const file of process.argv.slice(2)) {
+  const args = process.argv.slice(2)
+  for (const [i, file] of args.entries()) {
+    if (file === '--repeat') continue
     const report = JSON.parse(fs.readFileSync(file, 'utf8'))
     if (report.mode !== 'browser')
       throw new Error(`${file}: only browser runs are published (this one ran in ${report.mode})`)
-    fs.copyFileSync(file, path.join(RESULTS, `published-${report.preset}.json`))
+    const suffix = args[i - 1] === '--repeat' ? '-repeat' : ''
+    fs.copyFileSync(file, path.join(RESULTS, `published-${report.preset}${suffix}.json`))
   }
   const files = publishedReports()
   fs.writeFileSync(DOC, renderBenchmarksDoc(readReports(files)))

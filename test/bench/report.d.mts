@@ -56,3 +56,8 @@ export function foldTable(folds: FoldFigure[]): string
 export function missedSyncTargets(figures: SyncFigure[]): SyncFigure[]
 export function syncTable(figures: SyncFigure[], options?: { judge?: boolean }): string
 export function growthTable(comparisons: Comparison[], options?: { judge?: boolean }): string
+export function agreementTable(
+  first: Comparison[],
+  repeat: Comparison[],
+  tolerance?: number,
+): { table: string; off: string[]; compared: number }

@@ -180,3 +180,36 @@ export function growthTable(comparisons, { judge = true } = {}) {
   }
   return lines.join('\n')
 }
+
+/**
+ * Whether two runs of the same preset agree (issue 28: two quick runs on a quiet machine within
+ * ±15%): each comparison's median ratio in the repeat against the first run's. Comparisons with
+ * no ratio in either run, or present in one only, are left out; `off` lists those outside.
+ * @param {Comparison[]} first
+ * @param {Comparison[]} repeat
+ * @param {number} [tolerance] the largest relative difference that still agrees (0.15)
+ * @returns {{ table: string, off: string[], compared: number }}
+ */
+export function agreementTable(first, repeat, tolerance = 0.15) {
+  const byId = new Map(repeat.map((c) => [c.id, c]))
+  const rows = []
+  /** @type {string[]} */
+  const off = []
+  for (const a of first) {
+    const b = byId.get(a.id)
+    if (!b || a.ratio === null || b.ratio === null || a.ratio <= 0) continue
+    const change = b.ratio / a.ratio - 1
+    const agrees = Math.abs(change) <= tolerance
+    if (!agrees) off.push(a.id)
+    const sign = change >= 0 ? '+' : '−'
+    rows.push(
+      `| ${a.id} | ${a.ratio.toFixed(2)}×${ratioSpread(a)} | ${b.ratio.toFixed(2)}×${ratioSpread(b)} | ${sign}${Math.abs(change * 100).toFixed(0)}% | ${agrees ? 'yes' : 'NO'} |`,
+    )
+  }
+  const table = [
+    `| # | first run | repeat | change | within ±${Math.round(tolerance * 100)}% |`,
+    '|---|---:|---:|---:|---|',
+    ...rows,
+  ].join('\n')
+  return { table, off, compared: rows.length }
+}
