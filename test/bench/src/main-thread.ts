@@ -1,6 +1,7 @@
 /**
  * (15b–d) The page's main thread while the long session opens cold and jumps to turn 1, while a
- * search runs as the user types, and while a session file imports: sessionline with the engine
+ * search runs as the user types over the search corpus (`searchRows` rows: 100,000 in the full
+ * run), and while a session file imports: sessionline with the engine
  * in the worker (the page holds a `connect()` client and a `SessionView`), against an app on
  * Dexie `liveQuery` in the page (the peers' chat, docs/decisions/0023) doing what it can of the
  * same. A long task is one Chromium reports to `PerformanceObserver` ('longtask': over 50 ms);
@@ -97,49 +98,45 @@ const openChat = () => {
 }
 
 /**
- * The long session as a Dexie chat app stores it: per turn a prompt of about 90 characters and an
- * answer of about 400, every fourth turn a tool row too (the shapes of src/fixtures.ts).
+ * A session as a Dexie chat app stores it, added to the chat: per turn a prompt of about 90
+ * characters and an answer of about 400, every fourth turn a tool row too (the shapes of
+ * src/fixtures.ts), `turns` turns or until `maxRows` rows. Returns the rows written.
  */
-async function seedLiveQuery(turns: number): Promise<number> {
-  await Dexie.delete(LIVE_DB)
-  const db = openChat()
+async function seedLiveQuery(db: Chat, sessionId: string, turns: number, maxRows = Number.POSITIVE_INFINITY) {
   let seq = 0
   let batch: Message[] = []
-  for (let turn = 1; turn <= turns; turn++) {
-    batch.push({ id: `u${turn}`, sessionId: LONG_SESSION, seq: ++seq, role: 'user', text: promptText(turn) })
-    if (turn % 4 === 0)
-      batch.push({
-        id: `t${turn}`,
-        sessionId: LONG_SESSION,
-        seq: ++seq,
-        role: 'tool',
-        text: prose(turn + 7, 120),
-      })
-    batch.push({
-      id: `a${turn}`,
-      sessionId: LONG_SESSION,
-      seq: ++seq,
-      role: 'assistant',
-      text: prose(turn, 400),
-    })
+  const add = (message: Omit<Message, 'sessionId' | 'seq'>) => {
+    if (seq < maxRows) batch.push({ ...message, sessionId, seq: ++seq })
+  }
+  for (let turn = 1; turn <= turns && seq < maxRows; turn++) {
+    add({ id: `${sessionId}-u${turn}`, role: 'user', text: promptText(turn) })
+    if (turn % 4 === 0) add({ id: `${sessionId}-t${turn}`, role: 'tool', text: prose(turn + 7, 120) })
+    add({ id: `${sessionId}-a${turn}`, role: 'assistant', text: prose(turn, 400) })
     if (batch.length >= 5_000) {
       await db.messages.bulkPut(batch)
       batch = []
     }
   }
   await db.messages.bulkPut(batch)
-  db.close()
   return seq
 }
 
+/** The liveQuery chat's search corpus: one session of `searchRows` rows. */
+const CORPUS_SESSION = 'corpus'
+
 /** liveQuery of the session's messages, as `useLiveQuery` would subscribe; resolves when `ok`. */
-function observe(db: Chat, filter: ((m: Message) => boolean) | undefined, ok: (rows: Message[]) => boolean) {
+function observe(
+  db: Chat,
+  sessionId: string,
+  filter: ((m: Message) => boolean) | undefined,
+  ok: (rows: Message[]) => boolean,
+) {
   let stop = () => {}
   const done = new Promise<Message[]>((resolve, reject) => {
     const sub = liveQuery(() => {
       const range = db.messages
         .where('[sessionId+seq]')
-        .between([LONG_SESSION, Dexie.minKey], [LONG_SESSION, Dexie.maxKey], true, true)
+        .between([sessionId, Dexie.minKey], [sessionId, Dexie.maxKey], true, true)
       return (filter ? range.filter(filter) : range).toArray()
     }).subscribe({
       next: (rows) => {
@@ -158,6 +155,8 @@ export interface MainThreadLinks {
   long(): Promise<{ client: SessionlineClient; close(): Promise<void> }>
   /** A new engine on an empty database of its own. */
   fresh(): Promise<{ client: SessionlineClient; close(): Promise<void> }>
+  /** A new engine on the search corpus of `searchRows` rows (the one (8) built, its index stored). */
+  corpus(): Promise<{ client: SessionlineClient; close(): Promise<void> }>
   log(message: string): void
 }
 
@@ -173,8 +172,14 @@ export interface MainThreadResult {
 
 export async function runMainThread(links: MainThreadLinks, cfg: BenchConfig): Promise<MainThreadResult> {
   startRecorder()
-  links.log(`seeding the liveQuery chat with ${cfg.seedTurns.toLocaleString('en')} turns`)
-  const liveRows = await seedLiveQuery(cfg.seedTurns)
+  links.log(
+    `seeding the liveQuery chat with ${cfg.seedTurns.toLocaleString('en')} turns and a ${cfg.searchRows.toLocaleString('en')}-row corpus`,
+  )
+  await Dexie.delete(LIVE_DB)
+  const seeding = openChat()
+  const liveRows = await seedLiveQuery(seeding, LONG_SESSION, cfg.seedTurns)
+  const corpusRows = await seedLiveQuery(seeding, CORPUS_SESSION, Number.POSITIVE_INFINITY, cfg.searchRows)
+  seeding.close()
 
   // (b) cold open and a jump to turn 1.
   let rows = 0
@@ -194,24 +199,30 @@ export async function runMainThread(links: MainThreadLinks, cfg: BenchConfig): P
   })
   const liveOpen = await record(async () => {
     const db = openChat()
-    const seen = observe(db, undefined, (r) => r.length === liveRows)
+    const seen = observe(db, LONG_SESSION, undefined, (r) => r.length === liveRows)
     await seen.done
     seen.stop()
     db.close()
   })
 
-  // (d) search as you type, on a warm engine (its index built before, untimed) and a warm connection.
-  const link = await links.long()
+  // (d) search as you type over the corpus, on a warm engine (its index built and stored before,
+  // untimed) and a warm connection; liveQuery filters the corpus session's rows per key.
   const words = promptText(3).split(/\s+/).slice(0, 3).join(' ')
-  await link.client.search(words, { sessionId: LONG_SESSION, limit: 50 })
-  const slSearch = await record(async () => {
-    const pending: Promise<unknown>[] = []
-    for (let n = 1; n <= words.length; n++) {
-      pending.push(link.client.search(words.slice(0, n), { sessionId: LONG_SESSION, limit: 50 }))
-      await sleep(KEY_MS)
-    }
-    await Promise.all(pending)
-  })
+  const corpus = await links.corpus()
+  let slSearch: MainThreadReading
+  try {
+    await corpus.client.search(words, { limit: 50 })
+    slSearch = await record(async () => {
+      const pending: Promise<unknown>[] = []
+      for (let n = 1; n <= words.length; n++) {
+        pending.push(corpus.client.search(words.slice(0, n), { limit: 50 }))
+        await sleep(KEY_MS)
+      }
+      await Promise.all(pending)
+    })
+  } finally {
+    await corpus.close()
+  }
   const db = openChat()
   await db.messages.count()
   const liveSearch = await record(async () => {
@@ -221,6 +232,7 @@ export async function runMainThread(links: MainThreadLinks, cfg: BenchConfig): P
       const q = words.slice(0, n).toLowerCase()
       current = observe(
         db,
+        CORPUS_SESSION,
         (m) => m.text.toLowerCase().includes(q),
         () => true,
       )
@@ -232,6 +244,7 @@ export async function runMainThread(links: MainThreadLinks, cfg: BenchConfig): P
   db.close()
 
   // (c) an import of the long session's own export into a fresh database.
+  const link = await links.long()
   const file = await link.client.exportSession(LONG_SESSION)
   await link.close()
   const into = await links.fresh()
@@ -244,7 +257,7 @@ export async function runMainThread(links: MainThreadLinks, cfg: BenchConfig): P
   await Dexie.delete(LIVE_DB)
   return {
     coldOpen: { sessionline: slOpen, liveQuery: liveOpen, rows, liveRows },
-    search: { sessionline: slSearch, liveQuery: liveSearch, query: words, rows: liveRows },
+    search: { sessionline: slSearch, liveQuery: liveSearch, query: words, rows: corpusRows },
     import: { sessionline: slImport, bytes: file.size },
   }
 }

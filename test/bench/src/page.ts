@@ -144,6 +144,7 @@ function mainThread(config: unknown) {
           raw.port1.close()
         }),
       fresh: () => link((port) => remote.serveStream(Comlink.transfer(port, [port]))),
+      corpus: () => link((port) => remote.serveCorpus(Comlink.transfer(port, [port]), config)),
       log: (message) => console.info(`[bench page] ${message}`),
     },
     BenchConfig.parse(config),

@@ -15,7 +15,7 @@ import { servePeerEngine, stopPeerEngine } from './peers-engine'
 import { runPortability } from './portability'
 import { runProviderAiSdk } from './provider-ai-sdk'
 import { type RawTailService, rawTailService, runReads } from './reads'
-import { runSearch } from './search'
+import { runSearch, SEARCH_DB, seedCorpus } from './search'
 import { measureSync, type SyncRequest } from './sync-measure'
 import { runAdmitUnderLoad } from './under-load'
 import { runWrites } from './writes'
@@ -29,6 +29,8 @@ const env: BenchEnv = {
 }
 
 let served: { engine: Engine; raw?: RawTailService } | undefined
+/** The `searchRows` of the corpus (8) left in `SEARCH_DB` in this run, if any: (15d) searches it. */
+let corpusRows: number | undefined
 
 const api = {
   describe: () => ({
@@ -39,7 +41,12 @@ const api = {
   }),
   writes: (config: unknown) => runWrites(env, BenchConfig.parse(config)),
   reads: (config: unknown) => runReads(env, BenchConfig.parse(config)),
-  search: (config: unknown) => runSearch(env, BenchConfig.parse(config)),
+  async search(config: unknown) {
+    const cfg = BenchConfig.parse(config)
+    const comparisons = await runSearch(env, cfg)
+    corpusRows = cfg.searchRows
+    return comparisons
+  },
   admitUnderLoad: (config: unknown) => runAdmitUnderLoad(env, BenchConfig.parse(config)),
   growth: (config: unknown) => runGrowth(env, BenchConfig.parse(config)),
   providerAiSdk: (config: unknown) => runProviderAiSdk(env, BenchConfig.parse(config)),
@@ -62,6 +69,18 @@ const api = {
   /** (10) an engine on a fresh database of its own, for the page's stream-page views. */
   async serveStream(port: MessagePort) {
     const engine = exposeEngine(await freshEngine(env, DB.streamPage), port)
+    served = { engine }
+  },
+  /** (15d) an engine on the search corpus, served on `port`; seeded first unless (8) left it. */
+  async serveCorpus(port: MessagePort, config: unknown) {
+    const cfg = BenchConfig.parse(config)
+    if (corpusRows !== cfg.searchRows) {
+      env.log(`(15d) seeding a search corpus of ${cfg.searchRows} rows`)
+      const seeded = await seedCorpus(env, cfg, SEARCH_DB)
+      await seeded.engine.close()
+      corpusRows = cfg.searchRows
+    }
+    const engine = exposeEngine(openEngine(env, SEARCH_DB), port)
     served = { engine }
   },
   async stopServing() {
