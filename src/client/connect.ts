@@ -375,7 +375,7 @@ export function connect(
     const { view, connection } = openSessionView(viewEngine, sessionId, openOptions, {
       onDispose: () => views.delete(view),
       // A view opened while the worker is gone or being replaced waits for a worker, as before.
-      ...(firstScreens && !gone && !link.lost && { readFirstScreen: firstScreens.read }),
+      ...(firstScreens && !gone && !link.lost && { startFirstScreen: firstScreens.start }),
     })
     if (closed) {
       view.dispose()

@@ -49,7 +49,7 @@ import {
   OutlineRequest,
 } from '../schema/requests'
 import type { OutlineSlice, SessionInfo } from '../schema/session'
-import type { FirstScreen, FirstScreenRequest } from '../store/first-screen'
+import type { FirstScreen, FirstScreenRead, FirstScreenStart } from '../store/first-screen'
 import { Epoch } from './epoch'
 import type { FrameScheduler } from './frame-queue'
 import { Inbox } from './inbox'
@@ -136,11 +136,16 @@ export interface ViewHooks {
   /** The clock and timer of the view's frames (the page's by default). */
   frames?: FrameScheduler
   /**
-   * Reads the first screen on the page, read-only, before the worker's first read leaves
-   * (`connect({dbName})`, store/first-screen.ts); undefined when only the worker can answer.
+   * Starts reading the first screen on the page, read-only, before the worker's first read leaves
+   * (`connect({dbName})`, store/first-screen.ts). Called as the view is opened, before it is
+   * built; its rows are asked in the opening task's microtasks, once a `loadThrough` called in
+   * that task has set the floor. Its answer is undefined when only the worker can answer.
    */
-  readFirstScreen?: (request: FirstScreenRequest) => Promise<FirstScreen | undefined>
+  startFirstScreen?: (request: FirstScreenStart) => FirstScreenRead
 }
+
+/** What `LiveSessionView` gets beyond the hooks: the first screen's read, already started. */
+type ViewStart = Omit<ViewHooks, 'startFirstScreen'> & { firstScreen?: FirstScreenRead }
 
 /** The outline before the worker's first read brings it: none loaded, as of no head. */
 const NO_OUTLINE_YET: OutlineSlice = { headSeq: 0, total: 0, start: 0, entries: [] }
@@ -234,7 +239,7 @@ class LiveSessionView implements SessionView {
   readonly #opened: Promise<void>
   #olderRun: Promise<void> | undefined
 
-  constructor(engine: ViewEngine, sessionId: string, options: OpenOptions, hooks: ViewHooks) {
+  constructor(engine: ViewEngine, sessionId: string, options: OpenOptions, hooks: ViewStart) {
     this.#engine = engine
     this.sessionId = sessionId
     this.#tail = options.tail ?? DEFAULT_PAGE_LIMIT
@@ -248,13 +253,13 @@ class LiveSessionView implements SessionView {
       hooks.frames,
     )
     const opening = this.#epoch.signal
-    const { readFirstScreen } = hooks
+    const { firstScreen } = hooks
     const shown = Promise.resolve().then(async () => {
       this.#firstReadSent = true
       // Disposed, or the connection was lost or failed in the opening task (a view opened while a
       // fresh worker is on its way): the read that follows that, with the floor, is the first.
       if (opening.aborted) return false
-      if (readFirstScreen) await this.#readOnPage(readFirstScreen, opening)
+      if (firstScreen) await this.#readOnPage(firstScreen, opening)
       return !opening.aborted
     })
     this.#shown = shown.then(() => undefined)
@@ -473,20 +478,12 @@ class LiveSessionView implements SessionView {
    * the same database), and it reads from the same lowest row up: it only ever adds to the
    * window. Nothing is shown when the page cannot answer as the worker would.
    */
-  async #readOnPage(
-    readFirstScreen: NonNullable<ViewHooks['readFirstScreen']>,
-    signal: AbortSignal,
-  ): Promise<void> {
+  async #readOnPage(firstScreen: FirstScreenRead, signal: AbortSignal): Promise<void> {
     const floor = this.#openingFloor
     const reported = this.#inbox.reportedIds()
     let read: FirstScreen | undefined
     try {
-      read = await readFirstScreen({
-        sessionId: this.sessionId,
-        tail: this.#tail,
-        ...(floor === undefined ? {} : { floor }),
-        includeInactive: this.#state.filter.includeInactive,
-      })
+      read = await firstScreen.rows(floor)
     } catch {
       return // the worker's read answers, as it would have without this one
     }
@@ -1002,7 +999,17 @@ export function openSessionView(
   options: OpenOptions = {},
   hooks: ViewHooks = {},
 ): { view: SessionView; connection: ViewConnection } {
-  const live = new LiveSessionView(engine, sessionId, options, hooks)
+  const { startFirstScreen, ...rest } = hooks
+  // Started before the view is built: IndexedDB reads what does not depend on the rows meanwhile.
+  const firstScreen = startFirstScreen?.({
+    sessionId,
+    tail: options.tail ?? DEFAULT_PAGE_LIMIT,
+    includeInactive: options.includeInactive ?? false,
+  })
+  const live = new LiveSessionView(engine, sessionId, options, {
+    ...rest,
+    ...(firstScreen && { firstScreen }),
+  })
   return { view: publicView(live), connection: live.connection }
 }
 

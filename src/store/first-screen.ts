@@ -52,12 +52,29 @@ export interface FirstScreen {
   pending: InputReceipt[]
 }
 
+/** What a first read asks before the rows' floor is known: everything but `floor`. */
+export type FirstScreenStart = Omit<FirstScreenRequest, 'floor'>
+
+/** A first read under way: its rows are asked once the floor is known (see `start`). */
+export interface FirstScreenRead {
+  /** The first screen with the rows from `floor` up (or the tail), or undefined as `read` says. */
+  rows(floor: number | undefined): Promise<FirstScreen | undefined>
+}
+
 export interface FirstScreenReader {
   /**
    * Starts opening the database now (a page calls it as it connects, before its worker opens the
    * same database: IndexedDB serves the opens of one database in turn).
    */
   prepare(): void
+  /**
+   * Starts a first read now. With the database open already, its transaction and the requests
+   * that do not depend on the rows asked (the session row, the fold's version, the pending
+   * receipts) leave at once, so IndexedDB answers them while the caller finishes its task; the
+   * rows are asked by `rows`, which must be called before the caller's task ends (its microtasks
+   * included) for the read to stay one transaction. Called later, the read starts again.
+   */
+  start(request: FirstScreenStart): FirstScreenRead
   /** The first screen, or undefined when only the worker can answer (see the module comment). */
   read(request: FirstScreenRequest): Promise<FirstScreen | undefined>
   /** Closes the connection (a later read opens it again). */
@@ -110,6 +127,8 @@ export function firstScreenReader(name: string, options: FirstScreenOptions = {}
   const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB
   const ranges = options.IDBKeyRange ?? (globalThis as { IDBKeyRange?: typeof IDBKeyRange }).IDBKeyRange
   let opening: Promise<IDBDatabase | undefined> | undefined
+  /** The connection once open (what `start` uses without waiting), until it closes. */
+  let open: IDBDatabase | undefined
   let closed = false
 
   const connection = (): Promise<IDBDatabase | undefined> => {
@@ -123,43 +142,76 @@ export function firstScreenReader(name: string, options: FirstScreenOptions = {}
       db.onversionchange = () => {
         db.close()
         opening = undefined
+        open = undefined
       }
       db.onclose = () => {
         opening = undefined
+        open = undefined
       }
       if (closed) {
         db.close()
         return undefined
       }
+      open = db
       return db
     })
     return opening
   }
 
-  async function read(request: FirstScreenRequest): Promise<FirstScreen | undefined> {
-    if (closed || !ranges) return undefined
-    const db = await connection()
-    if (db === undefined) return undefined
-    let tx: IDBTransaction
+  /** A readonly transaction over the first read's tables, or undefined if the connection closed. */
+  const transactionOn = (db: IDBDatabase): IDBTransaction | undefined => {
     try {
-      tx = db.transaction(TABLES, 'readonly')
+      return db.transaction(TABLES, 'readonly')
     } catch {
       return undefined // closed meanwhile (an upgrade asked for it)
     }
+  }
+
+  async function read(request: FirstScreenRequest): Promise<FirstScreen | undefined> {
+    if (closed || !ranges) return undefined
+    const db = await connection()
+    const tx = db && transactionOn(db)
+    if (tx === undefined) return undefined
     try {
-      return await readIn(tx, ranges, request)
+      const [head, window] = await Promise.all([
+        readHead(tx, ranges, request.sessionId),
+        readWindow(tx, ranges, request),
+      ])
+      return await answer(tx, ranges, request, head, window)
     } catch {
       return undefined // whatever failed here, the worker's read answers
     }
   }
 
+  function start(request: FirstScreenStart): FirstScreenRead {
+    const tx = closed || !ranges || open === undefined ? undefined : transactionOn(open)
+    const head = tx && ranges ? readHead(tx, ranges, request.sessionId) : undefined
+    head?.catch(() => undefined) // its failure is met in `rows`, or nobody asks
+    return {
+      async rows(floor) {
+        const whole: FirstScreenRequest = { ...request, ...(floor === undefined ? {} : { floor }) }
+        if (tx === undefined || head === undefined || !ranges) return read(whole)
+        try {
+          const [started, window] = await Promise.all([head, readWindow(tx, ranges, whole)])
+          return await answer(tx, ranges, whole, started, window)
+        } catch {
+          // The transaction took no more requests (asked after the task that started it) or
+          // failed: one read of everything, alone, answers as `read` does.
+          return read(whole)
+        }
+      },
+    }
+  }
+
   return {
     prepare: () => void connection(),
+    start,
     read,
     close() {
       closed = true
       void opening?.then((db) => db?.close())
       opening = undefined
+      open = undefined
     },
   }
 }
@@ -200,12 +252,48 @@ type RecordsIndex = IDBIndex & {
 const readsNewestFirst = (index: IDBIndex): index is RecordsIndex =>
   typeof (index as Partial<RecordsIndex>).getAllRecords === 'function'
 
-/** In `tx`: what the engine's first read answers (see the module comment). */
-async function readIn(
+/** The rows of a first read: the window asked for, and whether rows are older than it. */
+interface Window {
+  rows: SessionMessage[]
+  hasOlder: boolean
+}
+
+/** What a first read needs besides the rows. */
+interface Head {
+  session: SessionRow | undefined
+  fold: ProjectionRow | undefined
+  pending: InputReceipt[]
+}
+
+/** In `tx`: the session row, the transcript fold's stored version, the pending receipts (asked at once). */
+function readHead(
+  tx: IDBTransaction,
+  ranges: Pick<typeof IDBKeyRange, 'bound'>,
+  sessionId: string,
+): Promise<Head> {
+  const session = requested<SessionRow | undefined>(tx.objectStore('sessions').get(sessionId))
+  const fold = requested<ProjectionRow | undefined>(
+    tx.objectStore('projections').get([sessionId, 'transcript']),
+  )
+  const pending = requested<InputReceipt[]>(
+    tx
+      .objectStore('inputs')
+      .index('[sessionId+status+seq]')
+      .getAll(ranges.bound([sessionId, 'pending', Number.NEGATIVE_INFINITY], [sessionId, 'pending', []])),
+  )
+  return Promise.all([session, fold, pending]).then(([session, fold, pending]) => ({
+    session,
+    fold,
+    pending,
+  }))
+}
+
+/** In `tx`: the rows the engine's first read answers; its first request leaves before it returns. */
+async function readWindow(
   tx: IDBTransaction,
   ranges: Pick<typeof IDBKeyRange, 'bound'>,
   { sessionId, tail, floor, includeInactive }: FirstScreenRequest,
-): Promise<FirstScreen | undefined> {
+): Promise<Window> {
   const messages = tx.objectStore('messages').index('[sessionId+seq]')
   const keep = (row: SessionMessage) => isReadable(row.visibility, includeInactive)
 
@@ -225,7 +313,7 @@ async function readIn(
   }
 
   /** `rowsBelow`: the newest `limit` readable rows below `beforeSeq`, and whether more are below. */
-  async function rowsBelow(beforeSeq: number | undefined, limit: number) {
+  async function rowsBelow(beforeSeq: number | undefined, limit: number): Promise<Window> {
     const newestFirst: SessionMessage[] = []
     let upper = beforeSeq ?? Number.POSITIVE_INFINITY
     for (;;) {
@@ -241,7 +329,7 @@ async function readIn(
   }
 
   /** `loadThrough({seq: floor, pageSize: tail})`: every readable row from `floor`, filled to a page. */
-  async function rowsThrough(from: number) {
+  async function rowsThrough(from: number): Promise<Window> {
     const stored = await requested<SessionMessage[]>(
       messages.getAll(seqRange(ranges, sessionId, from, Number.POSITIVE_INFINITY)),
     )
@@ -252,25 +340,20 @@ async function readIn(
     return { rows: [...older.rows, ...rows], hasOlder: older.hasOlder }
   }
 
-  /** As a view's first read: a floor above every row reads the tail after all. */
-  async function firstRows() {
-    if (floor === undefined) return rowsBelow(undefined, tail)
-    const through = await rowsThrough(floor)
-    return through.hasOlder && through.rows.length < tail ? rowsBelow(undefined, tail) : through
-  }
+  if (floor === undefined) return rowsBelow(undefined, tail)
+  const through = await rowsThrough(floor)
+  // As a view's first read: a floor above every row reads the tail after all.
+  return through.hasOlder && through.rows.length < tail ? rowsBelow(undefined, tail) : through
+}
 
-  // Every request at once: IndexedDB answers them in order within the one transaction.
-  const [session, fold, pending, window] = await Promise.all([
-    requested<SessionRow | undefined>(tx.objectStore('sessions').get(sessionId)),
-    requested<ProjectionRow | undefined>(tx.objectStore('projections').get([sessionId, 'transcript'])),
-    requested<InputReceipt[]>(
-      tx
-        .objectStore('inputs')
-        .index('[sessionId+status+seq]')
-        .getAll(ranges.bound([sessionId, 'pending', Number.NEGATIVE_INFINITY], [sessionId, 'pending', []])),
-    ),
-    firstRows(),
-  ])
+/** From what `tx` read: the first screen as the engine answers it, or undefined (see the module comment). */
+async function answer(
+  tx: IDBTransaction,
+  ranges: Pick<typeof IDBKeyRange, 'bound'>,
+  { sessionId }: FirstScreenRequest,
+  { session, fold, pending }: Head,
+  window: Window,
+): Promise<FirstScreen | undefined> {
   // Missing (the worker says `not_found`), or rows the engine would rebuild before reading them.
   if (session === undefined) return undefined
   if (fold === undefined || (fold.version !== TRANSCRIPT_VERSION && fold.version !== WHOLE_ROWS_TRANSCRIPT))

@@ -15,7 +15,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createEngine } from '../../src/engine/engine'
 import type { Engine } from '../../src/engine/types'
 import type { SessionEvent } from '../../src/schema/events'
-import { type FirstScreenRequest, firstScreenReader } from '../../src/store/first-screen'
+import {
+  type FirstScreenReader,
+  type FirstScreenRequest,
+  firstScreenReader,
+} from '../../src/store/first-screen'
 import { freshDbName, immediateSchedule } from '../support/engines'
 import { turnEvents } from './harness'
 
@@ -77,6 +81,16 @@ const firstReadOf = ({ tail, floor, includeInactive }: Omit<FirstScreenRequest, 
   floor === undefined ? { tail, includeInactive } : { tail, seq: floor, pageSize: tail, includeInactive }
 
 /** Imported files: a Pi tree with abandoned branches and a compaction, Codex with hidden envelopes. */
+/**
+ * A read as a view makes it: started at once, its rows asked in a microtask of the same task, or
+ * (`late`) in a later task, when the started transaction is over and the read starts again.
+ */
+async function startedRead(reader: FirstScreenReader, { floor, ...start }: FirstScreenRequest, late = false) {
+  const started = reader.start(start)
+  await (late ? new Promise((resolve) => setTimeout(resolve, 0)) : Promise.resolve())
+  return started.rows(floor)
+}
+
 const IMPORTED = [
   'pi/agent-history__real_session-01.jsonl',
   'pi/pi-mono__before-compaction.jsonl',
@@ -152,6 +166,8 @@ describe.each([
               const onPage = await reader.read({ sessionId: 's', ...r })
               const separate = await engineFirstRead(engine, r)
               expect(onPage).toEqual(separate)
+              // Started with the connection open, its rows asked a microtask later, as a view does.
+              expect(await startedRead(reader, { sessionId: 's', ...r })).toEqual(separate)
               expect(await engine.firstRead('s', firstReadOf(r))).toEqual({
                 ...separate,
                 outline: await engine.outline('s'),
@@ -185,6 +201,8 @@ describe.each([
           fc.asyncProperty(request, async (r) => {
             const separate = await engineFirstRead(engine, { sessionId: id, ...r })
             expect(await reader.read({ sessionId: id, ...r })).toEqual(separate)
+            expect(await startedRead(reader, { sessionId: id, ...r })).toEqual(separate)
+            expect(await startedRead(reader, { sessionId: id, ...r }, true)).toEqual(separate)
             expect(await engine.firstRead(id, firstReadOf(r))).toEqual({
               ...separate,
               outline: await engine.outline(id),
