@@ -173,11 +173,7 @@ export function firstScreenReader(name: string, options: FirstScreenOptions = {}
     const tx = db && transactionOn(db)
     if (tx === undefined) return undefined
     try {
-      const [head, window] = await Promise.all([
-        readHead(tx, ranges, request.sessionId),
-        readWindow(tx, ranges, request),
-      ])
-      return await answer(tx, ranges, request, head, window)
+      return await readIn(tx, ranges, request, readHead(tx, ranges, request.sessionId))
     } catch {
       return undefined // whatever failed here, the worker's read answers
     }
@@ -192,8 +188,7 @@ export function firstScreenReader(name: string, options: FirstScreenOptions = {}
         const whole: FirstScreenRequest = { ...request, ...(floor === undefined ? {} : { floor }) }
         if (tx === undefined || head === undefined || !ranges) return read(whole)
         try {
-          const [started, window] = await Promise.all([head, readWindow(tx, ranges, whole)])
-          return await answer(tx, ranges, whole, started, window)
+          return await readIn(tx, ranges, whole, head)
         } catch {
           // The transaction took no more requests (asked after the task that started it) or
           // failed: one read of everything, alone, answers as `read` does.
@@ -344,6 +339,17 @@ async function readWindow(
   const through = await rowsThrough(floor)
   // As a view's first read: a floor above every row reads the tail after all.
   return through.hasOlder && through.rows.length < tail ? rowsBelow(undefined, tail) : through
+}
+
+/** In `tx`, beside its `head` (asked already): the rows, then the first screen as `answer` makes it. */
+async function readIn(
+  tx: IDBTransaction,
+  ranges: Pick<typeof IDBKeyRange, 'bound'>,
+  request: FirstScreenRequest,
+  head: Promise<Head>,
+): Promise<FirstScreen | undefined> {
+  const [read, window] = await Promise.all([head, readWindow(tx, ranges, request)])
+  return answer(tx, ranges, request, read, window)
 }
 
 /** From what `tx` read: the first screen as the engine answers it, or undefined (see the module comment). */
