@@ -17,9 +17,11 @@ import { setUpOffline } from './pwa'
 import { seedSession } from './seed'
 import { describeSync, parseSyncUrl, SyncFollower, savedSyncUrl, saveSyncUrl, syncDetail } from './sync'
 import { Composer } from './ui/composer'
+import { whenIdle } from './ui/dom'
 import { Drawer } from './ui/drawer'
 import { FolderImport } from './ui/folder-import'
 import { ImportZone } from './ui/import-zone'
+import { warmUpMarkdown } from './ui/markdown-view'
 import { OpenSyncedDialog } from './ui/open-synced'
 import { QueueTray } from './ui/queue-tray'
 import { Rail } from './ui/rail'
@@ -668,6 +670,7 @@ async function start(): Promise<void> {
   } else if (first) await openSession(first.id)
   else await newSession('First session')
   document.documentElement.dataset.ready = 'true'
+  whenIdle(warmUpMarkdown)
 }
 
 // A handle for poking at the engine from the console (and for the browser tests): the client

@@ -40,3 +40,9 @@ export function setText(node: Node, text: string): void {
 export function toggleClass(element: Element, name: string, on: boolean): void {
   if (element.classList.contains(name) !== on) element.classList.toggle(name, on)
 }
+
+/** Runs `task` once the page is idle; where there is no `requestIdleCallback` (WebKit), soon after. */
+export function whenIdle(task: () => void): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(() => task(), { timeout: 2_000 })
+  else setTimeout(task, 200)
+}
