@@ -69,7 +69,7 @@ function sanitizer(): DOMPurify {
  * and lists) skip the sanitizer, whose cost (about 0.3 ms a call, per node beyond that) would
  * otherwise dominate paging in the rows of a 10,000-turn session.
  */
-const NEEDS_SANITIZER = /[<>&:"'=`\\]/
+export const NEEDS_SANITIZER = /[<>&:"'=`\\]/
 
 /** Sanitized DOM of rendered markdown (whitespace between blocks dropped). */
 export function markdownFragment(html: string): DocumentFragment {
@@ -158,7 +158,7 @@ const CHUNK_BLOCKS = 24
  * An answer of every block kind the renderer meets (a heading, a list, emphasis, a link, a fenced
  * code block, a table, a quote), with characters that send it through the sanitizer.
  */
-const WARM_UP_SAMPLE = [
+export const WARM_UP_SAMPLE = [
   '## Warm-up',
   '',
   'Some **strong**, *emphasis*, `code` and a [link](https://example.com/"a") with <markup>.',
