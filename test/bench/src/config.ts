@@ -43,6 +43,8 @@ export const BenchConfig = z.strictObject({
   comlinkReps: count,
   /** (8) rows of the search corpus (demo-seeded sessions of `seedTurns` turns until this many). */
   searchRows: count,
+  /** (8) index builds timed, each on a fresh engine with the stored index dropped, beside as many raw reads. */
+  searchBuildReps: count,
   /** (8) queries timed against the built index, and (9) jumps / hits landed timed. */
   searchQueries: count,
   jumpReps: count,
@@ -103,6 +105,7 @@ export const FULL: BenchConfig = {
   comlinkCalls: 200,
   comlinkReps: 7,
   searchRows: 100_000,
+  searchBuildReps: 3,
   searchQueries: 200,
   jumpReps: 7,
   underLoadReps: 7,
@@ -150,6 +153,7 @@ export const QUICK: BenchConfig = {
   comlinkCalls: 50,
   comlinkReps: 3,
   searchRows: 20_000,
+  searchBuildReps: 5,
   searchQueries: 60,
   jumpReps: 3,
   underLoadReps: 5,
@@ -182,6 +186,7 @@ export const NODE: BenchConfig = {
   comlinkCalls: 10,
   comlinkReps: 2,
   searchRows: 1000,
+  searchBuildReps: 1,
   searchQueries: 10,
   jumpReps: 2,
   underLoadReps: 2,
