@@ -182,9 +182,9 @@ export const WARM_UP_SAMPLE = [
 /**
  * Renders a sample answer once, off screen, while the page is idle: the first answer a page
  * streams otherwise pays for markdown-it's and DOMPurify's code running cold and for the
- * sanitizer's set-up in its first frame. Measured in the bench's main-thread-stream (Chromium,
- * a CPU profile of that frame): 22–26 ms of script cold, the frame that breaks 50 ms on a loaded
- * machine; the rows that follow take 4–6 ms.
+ * sanitizer's set-up in its first frame. Measured in the bench's main-thread-stream (a CPU
+ * profile in Chromium on a quiet machine): that frame ran 22–26 ms of script, and it is the one
+ * that broke 50 ms on a loaded machine; the frames after it ran 4–6 ms, and it runs 6–9 ms warm.
  */
 export function warmUpMarkdown(): void {
   const view = new MarkdownView(document.createElement('div'))

@@ -39,6 +39,7 @@ async function settleHeap(): Promise<void> {
   ;(globalThis as { gc?: () => void }).gc?.()
   await new Promise((r) => setTimeout(r, 100))
 }
+
 function frame(now: number) {
   if (recording && lastFrame) frameGap = Math.max(frameGap, now - lastFrame)
   lastFrame = now
