@@ -193,42 +193,27 @@ export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Compar
       persisted: events.filter((e) => e.kind === 'persisted'),
     }
   }
-  async function timeRead() {
-    const t0 = performance.now()
-    const rows = await raw.messages.toArray()
-    return { rows, ms: performance.now() - t0 }
-  }
 
   // Builds and raw reads alternate which goes first, so a drift in the machine's load favours
   // neither side; every build but the last closes its engine (the index is written by then).
   const buildTimes: number[] = []
   const readTimes: number[] = []
   let all: SessionMessage[] = []
+  const timeRead = async () => {
+    const t0 = performance.now()
+    all = await raw.messages.toArray()
+    readTimes.push(performance.now() - t0)
+  }
   let last: Awaited<ReturnType<typeof timeBuild>> | undefined
   try {
     for (let rep = 0; rep < cfg.searchBuildReps; rep++) {
       if (last) await last.engine.close()
-      const readFirst = rep % 2 === 1
-      if (readFirst) {
-        const read = await timeRead()
-        readTimes.push(read.ms)
-        all = read.rows
-      }
+      if (rep % 2 === 1) await timeRead()
       last = await timeBuild(rep)
       buildTimes.push(last.ms)
-      if (!readFirst) {
-        const read = await timeRead()
-        readTimes.push(read.ms)
-        all = read.rows
-      }
+      if (rep % 2 === 0) await timeRead()
     }
-  } catch (error) {
-    await last?.engine.close()
-    raw.close()
-    throw error
-  }
-  const { engine, sessions, duringBuild, built, persisted } = last!
-  try {
+    const { engine, sessions, duringBuild, built, persisted } = last!
     const buildMs = median(buildTimes)
     const per100k = (ms: number) => (ms * 100_000) / rows
     const slowestPage = Math.max(0, ...duringBuild)
@@ -312,7 +297,7 @@ export async function runSearch(env: BenchEnv, cfg: BenchConfig): Promise<Compar
       ),
     ]
   } finally {
-    await engine.close()
+    await last?.engine.close()
     raw.close()
   }
 }
