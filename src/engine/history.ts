@@ -63,7 +63,7 @@ import {
   resumeInTransaction,
   rowsFrom,
 } from '../store/transactions'
-import { currentRows } from './cache/load'
+import { currentRows, readHintAfter } from './cache/load'
 import { importedAt } from './importing'
 import type { Notes } from './notes'
 import { type Entry as CacheEntry, notFound, type SessionCache, type Snapshot } from './session-cache'
@@ -257,6 +257,7 @@ export function createHistory({
         }
         if (stored.lagging.length > 0) nextRow.lagging = stored.lagging
         else delete nextRow.lagging
+        nextRow.readHint = readHintAfter(nextRow, next, { folds: base.folds, row })
         const fresh = written.filter((r) => created.has(r.id))
         const changed = [...written.filter((r) => !created.has(r.id)), ...rewritten]
         assertInTransaction(`history verb ${decision.events.at(-1)?.type ?? ''}`)
@@ -462,6 +463,8 @@ export function createHistory({
         source: 'native',
         rev: 1,
       }
+      const snap: Snapshot = { row, folds: folded.folds, pending: [] }
+      row.readHint = readHintAfter(row, snap)
       assertInTransaction('fork')
       await Promise.all([
         db.sessions.add(row),
@@ -474,7 +477,7 @@ export function createHistory({
           rows.flatMap((r) => r.parts.flatMap((part) => (part.type === 'file' ? [part.attachmentId] : []))),
         ),
       ])
-      return { row, folds: folded.folds, pending: [] } satisfies Snapshot
+      return snap
     })
     await cache.use(request.id, async (entry) => {
       if (!entry.snap) cache.setSnapshot(entry, snap)

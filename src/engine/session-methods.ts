@@ -14,6 +14,7 @@ import { parseOrThrow, SessionlineError } from '../schema/errors'
 import { CreateSessionRequest } from '../schema/session'
 import { type SessionlineDb, type SessionRow, sessionInfo } from '../store/db'
 import { deleteSessionData, getSessionRow, inRead, inWrite } from '../store/transactions'
+import { readHintAfter } from './cache/load'
 import type { Notes } from './notes'
 import { notFound, type SessionCache, type Snapshot } from './session-cache'
 import type { Engine } from './types'
@@ -72,12 +73,14 @@ export function createSessionMethods({
           source: 'native',
           rev: 1,
         }
+        const snap: Snapshot = { row, folds: folded.folds, pending: [] }
+        row.readHint = readHintAfter(row, snap)
         await Promise.all([
           db.sessions.add(row),
           db.events.bulkAdd(folded.stored),
           cache.putFolds(id, 1, folded.folds),
         ])
-        return { row, folds: folded.folds, pending: [] } satisfies Snapshot
+        return snap
       })
       await cache.use(id, async (entry) => {
         if (!entry.snap) cache.setSnapshot(entry, snap)

@@ -37,6 +37,7 @@ import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import type { SessionlineDb, SessionRow } from '../store/db'
 import { addRows, getSessionRow, inInboxWrite, inWrite, isConstraintError } from '../store/transactions'
+import { readHintAfter } from './cache/load'
 import type { Notes } from './notes'
 import {
   type Entry,
@@ -261,7 +262,7 @@ async function guessed(
       return spec.command(expected.facts)
     },
   }
-  const plan = planBatch(cached, batch, judge, now(), policy)
+  const plan = withReadHint(cached, planBatch(cached, batch, judge, now(), policy))
   if (plan.refused || plan.undecided) return undefined
   const sessionId = entry.id
   const held = await transaction(db, async () => {
@@ -315,11 +316,23 @@ function careful(
       keys: keysOf,
       command: ({ spec }, _, i) => spec.command(facts[i]),
     }
-    const plan = planBatch(base, batch, judge, now(), policy)
+    const plan = withReadHint(base, planBatch(base, batch, judge, now(), policy))
     const siblings = plan.plans.length > 0 ? await persistAll(ctx, sessionId, base, plan, batch) : []
     // An inbox read leaves the folds as cached: the state is whole only when they were current.
     return { base, plan, complete: base === current || !inbox, siblings }
   })
+}
+
+/**
+ * The plan with its final row carrying the read hint it is stored with (store/read-hint.ts): the
+ * pending receipts it leaves, and the transcript fold's stored version, which is this code's
+ * when the batch stores the transcript and otherwise what the base row's hint said. The cache
+ * keeps that row, so the next batch carries the version on.
+ */
+function withReadHint(base: Snapshot, plan: BatchPlan<SessionRow>): BatchPlan<SessionRow> {
+  if (plan.plans.length === 0) return plan
+  const next = plan.state
+  return { ...plan, state: { ...next, row: { ...next.row, readHint: readHintAfter(next.row, next, base) } } }
 }
 
 /** After a commit: tells peers, moves the cache and pushes the change. */

@@ -16,6 +16,7 @@ import type { SessionMessage } from '../schema/messages'
 import type { SessionInfo } from '../schema/session'
 import type { SyncBatch } from '../schema/sync'
 import { SCHEMA_VERSIONS, type SchemaVersion } from './migrations'
+import type { ReadHint } from './read-hint'
 
 /** A session as stored: its public info plus `rev`, bumped by every write to the session. */
 export interface SessionRow extends SessionInfo {
@@ -31,13 +32,16 @@ export interface SessionRow extends SessionInfo {
    * (docs/decisions/0036); a cache made before the last rewrite cannot be moved forward.
    */
   rebased?: number
+  /** What a first read on the page needs besides this row, as of one write (see `ReadHint`). */
+  readHint?: ReadHint
 }
 
-/** What a session row shows outside the engine: everything but its write counter and lag marks. */
+/** What a session row shows outside the engine: everything but its write counter, lag marks and hint. */
 export const sessionInfo = ({
   rev: _rev,
   lagging: _lagging,
   rebased: _rebased,
+  readHint: _readHint,
   ...rest
 }: SessionRow): SessionInfo => rest
 

@@ -39,6 +39,7 @@ import { arbSessionLog } from '../support/arb-log'
 import { comlinkEngine, freshDbName, inProcessEngine, type TestEngine } from '../support/engines'
 import { createSignal } from '../support/feed'
 import { expectedSlice, outlineMirror, outlineRanges } from '../support/outline'
+import { expectHonestReadHints } from '../support/read-hints'
 
 /**
  * Runs per property, kept small: the whole file takes about 10 s of CPU (`time npx vitest run
@@ -691,6 +692,8 @@ async function runScenario(scenario: { batches: Call[][]; logs: SessionEvent[][]
     for (const engine of engines) for (const id of SESSIONS) mirrors.push(await mirror(engine, id))
 
     let snapshots = await snapshot(a.engine, dbName)
+    /** Sessions whose read hint held after a batch (each one checked against the stores). */
+    let hinted = 0
     const batches = [...scenario.batches]
     // Long runs end by appending what is left of the generated logs, alone, so they cross 256 turns.
     if (long)
@@ -722,10 +725,13 @@ async function runScenario(scenario: { batches: Call[][]; logs: SessionEvent[][]
       }
       const next = await snapshot(a.engine, dbName)
       await checkBatch(snapshots, next, outcomes, acknowledged, where)
+      hinted += await expectHonestReadHints(dbName, where)
       await checkServed(engines, dbName, next, where)
       await checkMirrors(mirrors, engines, where)
       snapshots = next
     }
+    // Both engines keep the hint on every write: the page's first read skips what it says.
+    expect(hinted).toBeGreaterThanOrEqual(batches.length * SESSIONS.length)
     if (long) {
       for (const id of SESSIONS) {
         expect((await a.engine.projection(id, 'turnOutline')).length).toBeGreaterThanOrEqual(300)

@@ -16,6 +16,7 @@ import { MAX_ID_LENGTH, MAX_INPUT_TEXT, MAX_TITLE_LENGTH } from '../../src/schem
 import { openDb } from '../../src/store/db'
 import { ENGINE_METHODS, type EngineMethod } from '../../src/wire/protocol'
 import { comlinkEngine, inProcessEngine } from '../support/engines'
+import { expectHonestReadHints } from '../support/read-hints'
 
 /** Calls per run and runs: 20 × 110 = 2,200 calls, each with fresh arbitrary arguments. */
 const RUNS = 20
@@ -369,6 +370,8 @@ test(`${RUNS * CALLS_PER_RUN} arbitrary calls through Comlink: each settles with
           await reference.close()
         }
         expect(await dump(fuzzed.dbName)).toEqual(await dump(reference.dbName))
+        // Whatever the calls were, a session's read hint never says what its stores do not.
+        await expectHonestReadHints(fuzzed.dbName, 'after the fuzzed calls')
         expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(prototypeKeysBefore)
         expect(({} as Record<string, unknown>).polluted).toBeUndefined()
       },

@@ -17,6 +17,7 @@ import {
 import type { TranscriptState } from '../../core/transcript'
 import type { SessionMessage } from '../../schema/messages'
 import type { ProjectionRow, SessionlineDb, SessionRow } from '../../store/db'
+import { nextReadHint, type ReadHint } from '../../store/read-hint'
 import {
   eventsBetween,
   getSessionRow,
@@ -51,6 +52,34 @@ export async function currentRows(
   if (from === undefined) return rows as SessionMessage[]
   const events = await logBetween(db, session.id, from, session.headSeq)
   return patchLagging(rows, session.lagging, events)
+}
+
+/** The folds of `folds` that `putFolds` stores over `previous` (all of them without it). */
+export const foldsToStore = (folds: Folds, previous?: Folds): FoldName[] =>
+  FOLD_NAMES.filter((name) =>
+    // The transcript is stored without its rows' text: a delta leaves the stored state as it was.
+    name === 'transcript'
+      ? !previous || !storesSame(folds.transcript, previous.transcript)
+      : folds[name] !== previous?.[name],
+  )
+
+/**
+ * The read hint (store/read-hint.ts) of `row` as stored with the state `next`: the pending
+ * receipts it holds, and the transcript fold in this code's version when `putFolds` stores it
+ * over `previous` (always, without one), else in the version `previous.row`'s hint says.
+ */
+export function readHintAfter(
+  row: { rev: number },
+  next: { folds: Folds; pending: readonly unknown[] },
+  previous?: { folds: Folds; row: SessionRow },
+): ReadHint {
+  const stored = !previous || foldsToStore(next.folds, previous.folds).includes('transcript')
+  return nextReadHint(
+    row,
+    next.pending.length,
+    stored ? CACHED_FOLDS.transcript.version : undefined,
+    previous?.row,
+  )
 }
 
 export type Loader = ReturnType<typeof createLoader>
@@ -98,12 +127,7 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
     folds: Folds,
     previous?: Folds,
   ): Promise<unknown> | undefined {
-    const changed = FOLD_NAMES.filter((name) =>
-      // The transcript is stored without its rows' text: a delta leaves the stored state as it was.
-      name === 'transcript'
-        ? !previous || !storesSame(folds.transcript, previous.transcript)
-        : folds[name] !== previous?.[name],
-    )
+    const changed = foldsToStore(folds, previous)
     if (changed.length === 0) return undefined
     return putProjectionStates(
       db,
@@ -199,9 +223,15 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
    * issued) under a new `rev`, so a peer holding the old state reloads it.
    */
   async function storeRebuilt(row: SessionRow, folds: Folds, rows?: Promise<unknown>): Promise<Snapshot> {
-    const next: SessionRow = { ...row, rev: row.rev + 1 }
-    await Promise.all([db.sessions.put(next), putFolds(row.id, row.headSeq, folds), rows])
-    return { row: next, folds, pending: await pendingReceipts(db, row.id) }
+    const [pending] = await Promise.all([
+      pendingReceipts(db, row.id),
+      putFolds(row.id, row.headSeq, folds),
+      rows,
+    ])
+    const rev = row.rev + 1
+    const next: SessionRow = { ...row, rev, readHint: readHintAfter({ rev }, { folds, pending }) }
+    await db.sessions.put(next)
+    return { row: next, folds, pending }
   }
 
   /** Inside a transaction: the session's state as stored (when the cache is behind). */

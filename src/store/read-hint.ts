@@ -1,0 +1,41 @@
+/**
+ * The read hint a session row carries (docs/decisions/0038, amendment): what the page's first
+ * read (store/first-screen.ts) would otherwise read beside the row, written by the engine in the
+ * same transaction as the row. It holds only while the row's `rev` is the hint's own: a writer
+ * that does not keep it (an older library, a path that does not know these facts) bumps `rev`
+ * all the same, and a reader then reads the stores themselves. No Dexie here: the page's reader
+ * imports this module.
+ *
+ * @example
+ *   const hint = currentReadHint(row)
+ *   if (hint?.pending === 0) // no pending receipts to read
+ */
+
+/** See the module comment. */
+export interface ReadHint {
+  /** The session row's `rev` when this was true. */
+  rev: number
+  /** How many of the session's receipts are pending. */
+  pending: number
+  /** The version the transcript fold is stored in; absent when the writer did not know it. */
+  transcript?: number
+}
+
+/** The read hint of `row`, when it still holds. */
+export const currentReadHint = (row: { rev: number; readHint?: ReadHint }): ReadHint | undefined =>
+  row.readHint?.rev === row.rev ? row.readHint : undefined
+
+/**
+ * The hint for `row` as written now: `pending` receipts pending, and the transcript fold stored
+ * in `transcript`, or (`undefined`) left as `previous` stored it, as that row's hint says if it
+ * still holds.
+ */
+export function nextReadHint(
+  row: { rev: number },
+  pending: number,
+  transcript: number | undefined,
+  previous?: { rev: number; readHint?: ReadHint },
+): ReadHint {
+  const stored = transcript ?? (previous && currentReadHint(previous)?.transcript)
+  return stored === undefined ? { rev: row.rev, pending } : { rev: row.rev, pending, transcript: stored }
+}
