@@ -30,6 +30,7 @@ import type { SessionMessage } from '../schema/messages'
 import type { MessagePage } from '../schema/requests'
 import type { ProjectionRow, SessionRow } from './db'
 import { SCHEMA_VERSION } from './migrations'
+import { currentReadHint } from './read-hint'
 import { receiptOf } from './stored-receipt'
 
 /** Dexie stores version `n` of a schema as IndexedDB version `n * 10`. */
@@ -68,9 +69,10 @@ export interface FirstScreenReader {
    */
   prepare(): void
   /**
-   * Starts a first read now. With the database open already, its transaction and the requests
-   * that do not depend on the rows asked (the session row, the fold's version, the pending
-   * receipts) leave at once, so IndexedDB answers them while the caller finishes its task; the
+   * Starts a first read now. With the database open already, its transaction and the session
+   * row's request leave at once (the fold's version and the pending receipts, where the row's
+   * read hint does not say them, as soon as it answers), so IndexedDB answers while the caller
+   * finishes its task; the
    * rows are asked by `rows`, which must be called before the caller's task ends (its microtasks
    * included) for the read to stay one transaction. Called later, the read starts again.
    */
@@ -256,31 +258,40 @@ interface Window {
 /** What a first read needs besides the rows. */
 interface Head {
   session: SessionRow | undefined
-  fold: ProjectionRow | undefined
+  /** The version the transcript fold is stored in (undefined: not stored). */
+  transcript: number | undefined
   pending: InputReceipt[]
 }
 
-/** In `tx`: the session row, the transcript fold's stored version, the pending receipts (asked at once). */
-function readHead(
+/**
+ * In `tx`: the session row (asked at once), then the transcript fold's stored version and the
+ * pending receipts, each read only when the row's read hint (store/read-hint.ts) does not say it.
+ */
+async function readHead(
   tx: IDBTransaction,
   ranges: Pick<typeof IDBKeyRange, 'bound'>,
   sessionId: string,
 ): Promise<Head> {
-  const session = requested<SessionRow | undefined>(tx.objectStore('sessions').get(sessionId))
-  const fold = requested<ProjectionRow | undefined>(
-    tx.objectStore('projections').get([sessionId, 'transcript']),
-  )
-  const pending = requested<InputReceipt[]>(
-    tx
-      .objectStore('inputs')
-      .index('[sessionId+status+seq]')
-      .getAll(ranges.bound([sessionId, 'pending', Number.NEGATIVE_INFINITY], [sessionId, 'pending', []])),
-  )
-  return Promise.all([session, fold, pending]).then(([session, fold, pending]) => ({
-    session,
-    fold,
-    pending,
-  }))
+  const session = await requested<SessionRow | undefined>(tx.objectStore('sessions').get(sessionId))
+  if (session === undefined) return { session, transcript: undefined, pending: [] }
+  const hint = currentReadHint(session)
+  const [transcript, pending] = await Promise.all([
+    hint?.transcript ??
+      requested<ProjectionRow | undefined>(tx.objectStore('projections').get([sessionId, 'transcript'])).then(
+        (fold) => fold?.version,
+      ),
+    hint?.pending === 0
+      ? []
+      : requested<InputReceipt[]>(
+          tx
+            .objectStore('inputs')
+            .index('[sessionId+status+seq]')
+            .getAll(
+              ranges.bound([sessionId, 'pending', Number.NEGATIVE_INFINITY], [sessionId, 'pending', []]),
+            ),
+        ),
+  ])
+  return { session, transcript, pending }
 }
 
 /** In `tx`: the rows the engine's first read answers; its first request leaves before it returns. */
@@ -357,13 +368,12 @@ async function answer(
   tx: IDBTransaction,
   ranges: Pick<typeof IDBKeyRange, 'bound'>,
   { sessionId }: FirstScreenRequest,
-  { session, fold, pending }: Head,
+  { session, transcript, pending }: Head,
   window: Window,
 ): Promise<FirstScreen | undefined> {
   // Missing (the worker says `not_found`), or rows the engine would rebuild before reading them.
   if (session === undefined) return undefined
-  if (fold === undefined || (fold.version !== TRANSCRIPT_VERSION && fold.version !== WHOLE_ROWS_TRANSCRIPT))
-    return undefined
+  if (transcript !== TRANSCRIPT_VERSION && transcript !== WHOLE_ROWS_TRANSCRIPT) return undefined
 
   // Streaming rows whose stored version lags the log are patched from it (docs/decisions/0021).
   let rows = window.rows
