@@ -72,9 +72,9 @@ export interface FirstScreenReader {
    * Starts a first read now. With the database open already, its transaction and the session
    * row's request leave at once (the fold's version and the pending receipts, where the row's
    * read hint does not say them, as soon as it answers), so IndexedDB answers while the caller
-   * finishes its task; the
-   * rows are asked by `rows`, which must be called before the caller's task ends (its microtasks
-   * included) for the read to stay one transaction. Called later, the read starts again.
+   * finishes its task; the rows are asked by `rows`, which must be called before the caller's
+   * task ends (its microtasks included) for the read to stay one transaction. Called later, the
+   * read starts again.
    */
   start(request: FirstScreenStart): FirstScreenRead
   /** The first screen, or undefined when only the worker can answer (see the module comment). */
