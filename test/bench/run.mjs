@@ -95,7 +95,7 @@ for (const name of ONLY ?? [])
 const runs = (/** @type {string} */ name) => ONLY === undefined || ONLY.includes(name)
 // The full run's peers (11) stream 20 replies of 2,000 deltas on three sides: minutes on their own.
 const DEADLINE_MS = Number(
-  option('--deadline-ms') ?? { full: 45, quick: 8, node: 5, huge: 30 }[PRESET] * 60_000,
+  option('--deadline-ms') ?? { full: 60, quick: 15, node: 5, huge: 30 }[PRESET] * 60_000,
 )
 const CHROMIUM_ARGS = [
   ...HEADLESS_ARGS,
