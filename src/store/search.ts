@@ -8,7 +8,7 @@
 
 import { isReadable } from '../core/visibility'
 import { MAX_KEY, MIN_KEY, type SearchPartRow, type SessionlineDb, type SessionRow } from './db'
-import { answerRead } from './transactions'
+import { answerRead, inRequests } from './transactions'
 
 /** Every stored part of one session's index, ascending by part. */
 export function readSearchParts(db: SessionlineDb, sessionId: string): Promise<SearchPartRow[]> {
@@ -48,19 +48,24 @@ export function sessionRowsFor(db: SessionlineDb, sessionId?: string): Promise<S
 }
 
 /**
- * The session row and, read together with it, up to `limit` stored rows from `fromSeq` on, of
- * which the readable ones (visible and inactive) are returned; `nextSeq` is where the next page
- * starts, undefined after the last.
+ * The session row and, read together with it, up to `limit` stored rows from `fromSeq` on (in
+ * requests of `ROWS_PER_REQUEST`), of which the readable ones (visible and inactive) are
+ * returned; `nextSeq` is where the next page starts, undefined after the last.
  */
 export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: number, limit: number) {
   return answerRead(db, [db.sessions, db.messages], async () => {
     const [row, stored] = await Promise.all([
       db.sessions.get(sessionId),
-      db.messages
-        .where('[sessionId+seq]')
-        .between([sessionId, fromSeq], [sessionId, MAX_KEY], true, false)
-        .limit(limit)
-        .toArray(),
+      inRequests(
+        limit,
+        (after: number | undefined, count) =>
+          db.messages
+            .where('[sessionId+seq]')
+            .between([sessionId, after ?? fromSeq], [sessionId, MAX_KEY], after === undefined, false)
+            .limit(count)
+            .toArray(),
+        (row) => row.seq,
+      ),
     ])
     const last = stored.at(-1)
     const nextSeq = stored.length === limit && last ? last.seq + 1 : undefined
@@ -70,7 +75,7 @@ export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: numbe
 
 /**
  * Up to `limit` stored rows of any session in primary-key order, after `afterId` (from the
- * start without it), of which the readable ones are returned; `nextAfter` is where the next
+ * start without it; in requests of `ROWS_PER_REQUEST`), of which the readable ones are returned; `nextAfter` is where the next
  * page starts, undefined after the last. With `sessions`, every session row is read in the
  * same transaction. Reading the table in key order costs storage less than reading it session
  * by session through the `[sessionId+seq]` index (each index entry is a second lookup).
@@ -84,9 +89,16 @@ export function rowsInKeyOrder(
   return answerRead(db, [db.sessions, db.messages], async () => {
     const [rows, stored] = await Promise.all([
       sessions ? db.sessions.toArray() : undefined,
-      (afterId === undefined ? db.messages.toCollection() : db.messages.where(':id').above(afterId))
-        .limit(limit)
-        .toArray(),
+      inRequests(
+        limit,
+        (after: string | undefined, count) => {
+          const from = after ?? afterId
+          return (from === undefined ? db.messages.toCollection() : db.messages.where(':id').above(from))
+            .limit(count)
+            .toArray()
+        },
+        (row) => row.id,
+      ),
     ])
     const last = stored.at(-1)
     const nextAfter = stored.length === limit && last ? last.id : undefined

@@ -380,7 +380,41 @@ export async function rowsAbove(
   return { rows: hasNewer ? rows.slice(0, limit) : rows, hasNewer }
 }
 
-/** Every readable row with `fromSeq ≤ seq < beforeSeq`, ascending. */
+/**
+ * Rows per request when a read takes a whole range. Chromium answered 2,000 rows faster in
+ * requests of 100 than in one (`loadThrough` in `npm run bench -- --quick --only reads`: 27 ms in
+ * requests of 100, 34–49 ms of 200, 48 ms of 400, 59–90 ms in one `getAll`, which alone took
+ * 48–53 ms), and the search build's reads of 2,000 rows in key order the same way (0.33 s for
+ * 20,000 rows against 0.51 s).
+ */
+export const ROWS_PER_REQUEST = 100
+
+/**
+ * Up to `limit` rows read in requests of `ROWS_PER_REQUEST` inside the running transaction:
+ * `read(after, count)` reads `count` rows after the key `after` (from the range's start when
+ * undefined), and each request starts after the key the last one ended at (`keyOf`). Chained
+ * with `then` on Dexie's promises, not awaited in a native async function: each next request
+ * is then issued in the transaction's zone however deep the caller's awaits are nested.
+ */
+export function inRequests<T, K>(
+  limit: number,
+  read: (after: K | undefined, count: number) => Promise<T[]>,
+  keyOf: (row: T) => K,
+): Promise<T[]> {
+  const rows: T[] = []
+  const from = (after: K | undefined): Promise<T[]> => {
+    const count = Math.min(ROWS_PER_REQUEST, limit - rows.length)
+    return read(after, count).then((batch) => {
+      for (const row of batch) rows.push(row)
+      const last = batch.at(-1)
+      if (batch.length < count || rows.length >= limit || last === undefined) return rows
+      return from(keyOf(last))
+    })
+  }
+  return from(undefined)
+}
+
+/** Every readable row with `fromSeq ≤ seq < beforeSeq`, ascending (read `inRequests`). */
 export async function rowsFrom(
   db: SessionlineDb,
   sessionId: string,
@@ -388,10 +422,16 @@ export async function rowsFrom(
   beforeSeq: number | undefined,
   includeInactive: boolean,
 ): Promise<SessionMessage[]> {
-  const rows = await db.messages
-    .where('[sessionId+seq]')
-    .between([sessionId, fromSeq], [sessionId, beforeSeq ?? MAX_KEY], true, false)
-    .toArray()
+  const rows = await inRequests(
+    Number.POSITIVE_INFINITY,
+    (after: number | undefined, count) =>
+      db.messages
+        .where('[sessionId+seq]')
+        .between([sessionId, after ?? fromSeq], [sessionId, beforeSeq ?? MAX_KEY], after === undefined, false)
+        .limit(count)
+        .toArray(),
+    (row) => row.seq,
+  )
   return rows.filter(readable(includeInactive))
 }
 
