@@ -8,7 +8,7 @@
 
 import { isReadable } from '../core/visibility'
 import { MAX_KEY, MIN_KEY, type SearchPartRow, type SessionlineDb, type SessionRow } from './db'
-import { answerRead, inRequests } from './transactions'
+import { answerRead, inRequests, storedRowsFrom } from './transactions'
 
 /** Every stored part of one session's index, ascending by part. */
 export function readSearchParts(db: SessionlineDb, sessionId: string): Promise<SearchPartRow[]> {
@@ -56,16 +56,7 @@ export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: numbe
   return answerRead(db, [db.sessions, db.messages], async () => {
     const [row, stored] = await Promise.all([
       db.sessions.get(sessionId),
-      inRequests(
-        limit,
-        (after: number | undefined, count) =>
-          db.messages
-            .where('[sessionId+seq]')
-            .between([sessionId, after ?? fromSeq], [sessionId, MAX_KEY], after === undefined, false)
-            .limit(count)
-            .toArray(),
-        (row) => row.seq,
-      ),
+      storedRowsFrom(db, sessionId, fromSeq, undefined, limit),
     ])
     const last = stored.at(-1)
     const nextSeq = stored.length === limit && last ? last.seq + 1 : undefined
@@ -75,9 +66,9 @@ export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: numbe
 
 /**
  * Up to `limit` stored rows of any session in primary-key order, after `afterId` (from the
- * start without it; in requests of `ROWS_PER_REQUEST`), of which the readable ones are returned; `nextAfter` is where the next
- * page starts, undefined after the last. With `sessions`, every session row is read in the
- * same transaction. Reading the table in key order costs storage less than reading it session
+ * start without it; in requests of `ROWS_PER_REQUEST`), of which the readable ones are
+ * returned; `nextAfter` is where the next page starts, undefined after the last. With
+ * `sessions`, every session row is read in the same transaction. Reading the table in key order costs storage less than reading it session
  * by session through the `[sessionId+seq]` index (each index entry is a second lookup).
  */
 export function rowsInKeyOrder(

@@ -414,16 +414,19 @@ export function inRequests<T, K>(
   return from(undefined)
 }
 
-/** Every readable row with `fromSeq ≤ seq < beforeSeq`, ascending (read `inRequests`). */
-export async function rowsFrom(
+/**
+ * Up to `limit` stored rows of a session with `fromSeq ≤ seq < beforeSeq`, ascending, read
+ * `inRequests`; readable or not (the callers filter).
+ */
+export function storedRowsFrom(
   db: SessionlineDb,
   sessionId: string,
   fromSeq: number,
   beforeSeq: number | undefined,
-  includeInactive: boolean,
+  limit = Number.POSITIVE_INFINITY,
 ): Promise<SessionMessage[]> {
-  const rows = await inRequests(
-    Number.POSITIVE_INFINITY,
+  return inRequests(
+    limit,
     (after: number | undefined, count) =>
       db.messages
         .where('[sessionId+seq]')
@@ -432,7 +435,17 @@ export async function rowsFrom(
         .toArray(),
     (row) => row.seq,
   )
-  return rows.filter(readable(includeInactive))
+}
+
+/** Every readable row with `fromSeq ≤ seq < beforeSeq`, ascending. */
+export async function rowsFrom(
+  db: SessionlineDb,
+  sessionId: string,
+  fromSeq: number,
+  beforeSeq: number | undefined,
+  includeInactive: boolean,
+): Promise<SessionMessage[]> {
+  return (await storedRowsFrom(db, sessionId, fromSeq, beforeSeq)).filter(readable(includeInactive))
 }
 
 /** Deletes a session and everything it owns. */
