@@ -24,18 +24,3 @@ export interface ReadHint {
 /** The read hint of `row`, when it still holds. */
 export const currentReadHint = (row: { rev: number; readHint?: ReadHint }): ReadHint | undefined =>
   row.readHint?.rev === row.rev ? row.readHint : undefined
-
-/**
- * The hint for `row` as written now: `pending` receipts pending, and the transcript fold stored
- * in `transcript`, or (`undefined`) left as `previous` stored it, as that row's hint says if it
- * still holds.
- */
-export function nextReadHint(
-  row: { rev: number },
-  pending: number,
-  transcript: number | undefined,
-  previous?: { rev: number; readHint?: ReadHint },
-): ReadHint {
-  const stored = transcript ?? (previous && currentReadHint(previous)?.transcript)
-  return stored === undefined ? { rev: row.rev, pending } : { rev: row.rev, pending, transcript: stored }
-}

@@ -17,7 +17,7 @@ import {
 import type { TranscriptState } from '../../core/transcript'
 import type { SessionMessage } from '../../schema/messages'
 import type { ProjectionRow, SessionlineDb, SessionRow } from '../../store/db'
-import { nextReadHint, type ReadHint } from '../../store/read-hint'
+import { currentReadHint, type ReadHint } from '../../store/read-hint'
 import {
   eventsBetween,
   getSessionRow,
@@ -74,12 +74,11 @@ export function readHintAfter(
   previous?: { folds: Folds; row: SessionRow },
 ): ReadHint {
   const stored = !previous || foldsToStore(next.folds, previous.folds).includes('transcript')
-  return nextReadHint(
-    row,
-    next.pending.length,
-    stored ? CACHED_FOLDS.transcript.version : undefined,
-    previous?.row,
-  )
+  const transcript = stored
+    ? CACHED_FOLDS.transcript.version
+    : previous && currentReadHint(previous.row)?.transcript
+  const hint: ReadHint = { rev: row.rev, pending: next.pending.length }
+  return transcript === undefined ? hint : { ...hint, transcript }
 }
 
 export type Loader = ReturnType<typeof createLoader>
