@@ -11,6 +11,7 @@ import { fromBase64, toBase64 } from '../core/base64'
 import { type Folds, foldCheckedEvents, foldEvents, initFolds } from '../core/folds'
 import { placeRows, replayTree } from '../core/history-tree'
 import { renderMarkdown } from '../core/markdown-export'
+import { utf8Bytes } from '../core/utf8'
 import { detectExport } from '../import/detect'
 import {
   type ExportedAttachment,
@@ -31,8 +32,6 @@ import { inWrite } from '../store/transactions'
 import { sha256Hex } from './attachments'
 import { currentRows } from './cache/load'
 import { notFound } from './session-cache'
-
-const encoder = new TextEncoder()
 
 /** The session as a file of `format`. */
 export async function exportSessionFrom(
@@ -67,7 +66,7 @@ export async function exportSessionFrom(
     rows: native ? [] : stored.rows,
     attachments,
   }
-  const body = encoder.encode(sessionlineBody(content))
+  const body = utf8Bytes(sessionlineBody(content))
   const lines = 1 + content.events.length + content.inputs.length + content.rows.length + attachments.length
   const header = sessionlineHeader(sessionId, await sha256Hex(body), lines)
   return new Blob([header, body], { type: 'application/jsonl' })
@@ -184,7 +183,7 @@ export async function sessionlineBytes(request: unknown): Promise<Uint8Array | u
   if (format !== undefined) return undefined
   if (typeof text === 'string') {
     const end = text.indexOf('\n')
-    return detectExport(end < 0 ? text : text.slice(0, end)) ? encoder.encode(text) : undefined
+    return detectExport(end < 0 ? text : text.slice(0, end)) ? utf8Bytes(text) : undefined
   }
   if (typeof Blob === 'undefined' || !(blob instanceof Blob)) return undefined
   if (blob.size > MAX_IMPORT_FILE_BYTES) return undefined

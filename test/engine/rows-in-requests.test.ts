@@ -1,7 +1,8 @@
 /**
  * Reads of whole ranges of rows take them in requests of `ROWS_PER_REQUEST` rows, each after the
- * key the last one ended at: `loadThrough` (`rowsFrom` beneath it) and the search build's pages,
- * by session (`rowsToIndex`) and in key order (`rowsInKeyOrder`). Each against a plain read of
+ * key the last one ended at: `loadThrough` (`rowsFrom` beneath it), the search build's pages,
+ * by session (`rowsToIndex`) and in key order (`rowsInKeyOrder`), and the log (`eventsBetween`,
+ * beneath `events`, the export, the rebuild and sync). Each against a plain read of
  * the table (one range, filtered as the readers filter), for any start, bound and filter, on a
  * session of several hundred rows with a superseded branch in the middle, so reads cross request
  * boundaries and skip inactive rows on either side of them.
@@ -116,4 +117,31 @@ test('the search build reads the rows a plain read reads, by session and in key 
     ),
     { numRuns: 60 },
   )
+})
+
+test('the log reads the events a plain read of the range reads, for any start and limit', async () => {
+  const log = await db.events
+    .where('[sessionId+seq]')
+    .between([sessionId, 0], [sessionId, Infinity])
+    .toArray()
+  expect(log.length).toBeGreaterThan(3 * ROWS_PER_REQUEST)
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 0, max: log.length + 2 }),
+      fc.integer({ min: 1, max: 4 * ROWS_PER_REQUEST + 7 }),
+      async (afterSeq, limit) => {
+        const events = await made.engine.events(sessionId, { afterSeq, limit })
+        const expected = log.filter((event) => event.seq > afterSeq).slice(0, limit)
+        expect(events).toEqual(expected)
+      },
+    ),
+    { numRuns: 60 },
+  )
+  // The export reads the whole log the same way: it holds every event, in order.
+  const exported = await (await made.engine.exportSession(sessionId)).text()
+  const seqs = exported
+    .split('\n')
+    .filter((line) => line.startsWith('{"kind":"event"'))
+    .map((line) => (JSON.parse(line) as { event: { seq: number } }).event.seq)
+  expect(seqs).toEqual(log.map((event) => event.seq))
 })
