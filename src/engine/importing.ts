@@ -88,8 +88,6 @@ function writeParsed(
   )
 }
 
-const encoder = new TextEncoder()
-
 /** Parses and stores one file given as text or a Blob (read in chunks). */
 export async function importTranscriptInto(
   db: SessionlineDb,
@@ -98,7 +96,8 @@ export async function importTranscriptInto(
 ): Promise<ImportedWrite> {
   const { text, blob, name, format } = parseOrThrow(ImportRequest, request, 'importTranscript request')
   const options = format ? { format } : {}
-  const source = blob ?? new Blob([encoder.encode(text ?? '')])
+  // A Blob encodes a string as UTF-8 itself (lone surrogates as U+FFFD, as TextEncoder does).
+  const source = blob ?? new Blob([text ?? ''])
   const parsed =
     text !== undefined ? parseTranscript(text, options) : await parseTranscriptBlob(source, options)
   const fingerprint = await fingerprintOf(source)
