@@ -399,26 +399,31 @@ export const ROWS_PER_REQUEST = 100
 /**
  * Up to `limit` rows read in requests of `ROWS_PER_REQUEST` inside the running transaction:
  * `read(after, count)` reads `count` rows after the key `after` (from the range's start when
- * undefined), and each request starts after the key the last one ended at (`keyOf`). Chained
- * with `then` on Dexie's promises, not awaited in a native async function: each next request
- * is then issued in the transaction's zone however deep the caller's awaits are nested.
+ * undefined), and each request starts after the key the last one ended at (`keyOf`). Each next
+ * request is issued from the `then` of Dexie's promise for the last, not after an await in a
+ * native async function, so it stays in the transaction's zone however deep the caller's awaits
+ * are nested. The answer is one Dexie promise settled from that loop: a chain that returned each
+ * next request's promise from the last one's `then` nests one promise per request, and Dexie
+ * never settled one 10,000 deep (a log of 950,000 events; test/store/in-requests.test.ts).
  */
 export function inRequests<T, K>(
   limit: number,
-  read: (after: K | undefined, count: number) => Promise<T[]>,
+  read: (after: K | undefined, count: number) => PromiseLike<T[]>,
   keyOf: (row: T) => K,
 ): Promise<T[]> {
   const rows: T[] = []
-  const from = (after: K | undefined): Promise<T[]> => {
-    const count = Math.min(ROWS_PER_REQUEST, limit - rows.length)
-    return read(after, count).then((batch) => {
-      for (const row of batch) rows.push(row)
-      const last = batch.at(-1)
-      if (batch.length < count || rows.length >= limit || last === undefined) return rows
-      return from(keyOf(last))
-    })
-  }
-  return from(undefined)
+  return new Dexie.Promise<T[]>((resolve, reject) => {
+    const from = (after: K | undefined): void => {
+      const count = Math.min(ROWS_PER_REQUEST, limit - rows.length)
+      read(after, count).then((batch) => {
+        for (const row of batch) rows.push(row)
+        const last = batch.at(-1)
+        if (batch.length < count || rows.length >= limit || last === undefined) resolve(rows)
+        else from(keyOf(last))
+      }, reject)
+    }
+    from(undefined)
+  })
 }
 
 /**
