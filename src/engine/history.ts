@@ -442,10 +442,7 @@ export function createHistory({
         rows = stored.filter((r): r is SessionMessage => r !== undefined)
         if (source.lagging) rows = await currentRows(db, source, rows)
       } else {
-        // Read in several requests: resumed in the transaction before the writes below.
-        rows = (await resumeInTransaction(rowsFrom(db, sessionId, 1, undefined, false))).filter(
-          (r) => r.visibility === 'visible',
-        )
+        rows = (await rowsFrom(db, sessionId, 1, undefined, false)).filter((r) => r.visibility === 'visible')
       }
       const through = request.throughSeq
       if (through !== undefined) rows = rows.filter((r) => r.seq <= through)

@@ -68,8 +68,9 @@ export function rowsToIndex(db: SessionlineDb, sessionId: string, fromSeq: numbe
  * Up to `limit` stored rows of any session in primary-key order, after `afterId` (from the
  * start without it; in requests of `ROWS_PER_REQUEST`), of which the readable ones are
  * returned; `nextAfter` is where the next page starts, undefined after the last. With
- * `sessions`, every session row is read in the same transaction. Reading the table in key order costs storage less than reading it session
- * by session through the `[sessionId+seq]` index (each index entry is a second lookup).
+ * `sessions`, every session row is read in the same transaction. Reading the table in key order
+ * costs storage less than reading it session by session through the `[sessionId+seq]` index
+ * (each index entry is a second lookup).
  */
 export function rowsInKeyOrder(
   db: SessionlineDb,

@@ -449,15 +449,20 @@ export function storedRowsFrom(
   )
 }
 
-/** Every readable row with `fromSeq ≤ seq < beforeSeq`, ascending. */
-export async function rowsFrom(
+/**
+ * Every readable row with `fromSeq ≤ seq < beforeSeq`, ascending. A Dexie promise, not an async
+ * function: a caller inside a transaction awaits it and still writes in that transaction.
+ */
+export function rowsFrom(
   db: SessionlineDb,
   sessionId: string,
   fromSeq: number,
   beforeSeq: number | undefined,
   includeInactive: boolean,
 ): Promise<SessionMessage[]> {
-  return (await storedRowsFrom(db, sessionId, fromSeq, beforeSeq)).filter(readable(includeInactive))
+  return storedRowsFrom(db, sessionId, fromSeq, beforeSeq).then((rows) =>
+    rows.filter(readable(includeInactive)),
+  )
 }
 
 /** Deletes a session and everything it owns. */

@@ -15,7 +15,8 @@ import type { Engine } from '../../src/engine/types'
 import { isSessionlineError } from '../../src/schema/errors'
 import type { SessionEvent } from '../../src/schema/events'
 import type { SessionMessage } from '../../src/schema/messages'
-import { ownFixtures } from '../import/fixture-paths'
+import { ROWS_PER_REQUEST } from '../../src/store/transactions'
+import { ownFixtures, sharedTranscripts } from '../import/fixture-paths'
 import { engineKinds, inProcessEngine } from '../support/engines'
 import { changeFeed } from '../support/feed'
 
@@ -305,6 +306,33 @@ describe.each(engineKinds)('history verbs, engine %s', (_, makeEngine) => {
       ])
       await exchange(engine, 'continued', 'next', 'go on', 'going')
       expect(ids((await engine.context('continued')).rows).slice(-2)).toEqual(['next', 'next-answer'])
+    } finally {
+      await close()
+    }
+  })
+
+  test('a long import forks whole while other sessions write beside it', async () => {
+    const { engine, close } = await makeEngine({ now: () => 1_000 })
+    try {
+      // A real Pi file of 990 message lines (tool results ride on their calls' rows): its rows
+      // span several requests of ROWS_PER_REQUEST, so the fork reads them in a chain of requests
+      // and must still write in its own transaction while other sessions' writes interleave.
+      const text = readFileSync(path.join(sharedTranscripts, 'pi/pi-mono__before-compaction.jsonl'), 'utf8')
+      const imported = await engine.importTranscript({ text, name: 'pi-mono.jsonl' })
+      const visible = (await engine.loadThrough(imported.id, { seq: 1, pageSize: 1 })).messages
+      expect(visible.length).toBeGreaterThan(2 * ROWS_PER_REQUEST)
+      const busy = ['busy-1', 'busy-2', 'busy-3']
+      for (const id of busy) await engine.createSession({ id })
+      const [forked] = await Promise.all([
+        engine.fork(imported.id, { id: 'whole' }),
+        ...busy.map((id) => exchange(engine, id, `${id}-u`, 'busy', 'done')),
+      ])
+      expect(forked.source).toBe('native')
+      const copied = (await engine.loadThrough('whole', { seq: 1, pageSize: 1 })).messages
+      const texts = (list: readonly SessionMessage[]) =>
+        list.map((r) => [r.role, r.parts.map((p) => ('text' in p ? p.text : p.type)).join('|')])
+      expect(texts(copied)).toEqual(texts(visible.filter((r) => r.visibility === 'visible')))
+      for (const id of busy) expect(await shown(engine, id)).toEqual([`${id}-u`, `${id}-u-answer`])
     } finally {
       await close()
     }
