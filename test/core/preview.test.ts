@@ -115,6 +115,69 @@ describe('clampResponse', () => {
   })
 })
 
+/** The clamps as first written: every line collapsed whole (the reference the bounded ones must equal). */
+const naive = {
+  prompt(text: string): string {
+    const line = collapseWhitespace(text.slice(0, scanChars))
+    const clipped = text.length > scanChars || line.length > promptChars
+    return clipped ? `${cutBefore(line, promptChars - 1).trimEnd()}${ELLIPSIS}` : line
+  },
+  response(text: string): string {
+    const lines = text
+      .slice(0, scanChars)
+      .split(/\r\n?|\n|\u2028|\u2029/)
+      .map(collapseWhitespace)
+      .filter((l) => l !== '')
+    const joined = lines.slice(0, responseLines).join('\n')
+    const clipped = text.length > scanChars || lines.length > responseLines || joined.length > responseChars
+    return clipped ? `${cutBefore(joined, responseChars - 1).trimEnd()}${ELLIPSIS}` : joined
+  },
+}
+
+/** The first `length` code units, one fewer when that would split a surrogate pair. */
+function cutBefore(text: string, length: number): string {
+  if (text.length <= length) return text
+  const last = text.charCodeAt(length - 1)
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length)
+}
+
+describe('the clamps read only what a preview needs', () => {
+  // Long lines with whitespace runs anywhere, those across the cuts included (64, 128, 256…).
+  const arbLongLines = fc
+    .array(
+      fc.oneof(
+        fc.lorem({ maxCount: 40 }),
+        fc.string({ unit: 'grapheme', maxLength: 300 }),
+        fc.constantFrom(' ', '   ', '\t \t', '\n', '\n\n', '\r\n', '\u2029', '😀'),
+        fc.nat(600).map((n) => ' '.repeat(n)),
+        fc.nat(600).map((n) => 'x'.repeat(n)),
+      ),
+      { maxLength: 40 },
+    )
+    .map((parts) => parts.join(''))
+
+  // Lines that fill the budget to within a few characters, then more lines (or none).
+  const arbNearBudget = fc
+    .tuple(fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 2 }), fc.integer({ min: -3, max: 3 }))
+    .chain(([heads, slack]) => {
+      const filled = heads.reduce((n, h) => n + h + 1, 0)
+      const last = Math.max(0, Math.min(200, responseChars - filled + slack))
+      return fc
+        .array(fc.oneof(fc.constant(''), fc.lorem({ maxCount: 2 })), { maxLength: 3 })
+        .map((tail) => [...heads.map((n) => 'y'.repeat(n)), 'x'.repeat(last), ...tail].join('\n'))
+    })
+
+  test('equal the clamps that collapse every line whole, for any text', () => {
+    fc.assert(
+      fc.property(fc.oneof(arbText, arbLongLines, arbNearBudget), (text) => {
+        expect(clampPrompt(text)).toBe(naive.prompt(text))
+        expect(clampResponse(text)).toBe(naive.response(text))
+      }),
+      { seed: SEED + 2, numRuns: 3000 },
+    )
+  })
+})
+
 describe('huge blocks', () => {
   const block = `${'lorem ipsum dolor sit amet '.repeat(20_000)}`.slice(0, 500_000)
 
