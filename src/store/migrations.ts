@@ -1,9 +1,10 @@
 /**
- * The Dexie schema, as an ordered list of versions. A version is only ever appended: a
- * database created by an older release upgrades through every later entry on open.
+ * The Dexie schema, as an ordered list of versions. A version is only ever appended: a database
+ * created by an older release is upgraded on open to the newest spec of every table (Dexie
+ * compares what is installed with what is declared; store/db.ts declares the list as one version).
  *
  * @example
- *   for (const v of SCHEMA_VERSIONS) db.version(v.version).stores(v.stores)
+ *   declareSchema(db, SCHEMA_VERSIONS) // db.version(5).stores({ ...every table's newest spec })
  */
 export interface SchemaVersion {
   readonly version: number
