@@ -112,7 +112,7 @@ export const FULL: BenchConfig = {
   peerPrompts: 200,
   peerReplies: 20,
   peerDeltas: 2000,
-  peerReads: 7,
+  peerReads: 15,
   peerPageRead: true,
   providerDeltas: 5000,
   providerBatch: 100,
@@ -161,7 +161,7 @@ export const QUICK: BenchConfig = {
   peerPrompts: 50,
   peerReplies: 5,
   peerDeltas: 200,
-  peerReads: 5,
+  peerReads: 11,
 }
 
 /** fake-indexeddb in Node: only proves every benchmark runs end to end. */
