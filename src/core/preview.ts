@@ -74,7 +74,9 @@ export function clampResponse(text: string): string {
   let more = false
   for (const raw of window.split(LINE_BREAK)) {
     const separator = lines.length > 0 ? 1 : 0
-    const line = collapsedAtLeast(raw, budget + 1 - used - separator)
+    // At least one character even when the lines so far fill the budget exactly: whether this
+    // line is blank decides whether the preview is clipped.
+    const line = collapsedAtLeast(raw, Math.max(1, budget + 1 - used - separator))
     if (line === '') continue
     if (lines.length === PREVIEW_LIMITS.responseLines) {
       more = true

@@ -163,7 +163,15 @@ describe('the clamps read only what a preview needs', () => {
       const filled = heads.reduce((n, h) => n + h + 1, 0)
       const last = Math.max(0, Math.min(200, responseChars - filled + slack))
       return fc
-        .array(fc.oneof(fc.constant(''), fc.lorem({ maxCount: 2 })), { maxLength: 3 })
+        .array(
+          fc.oneof(
+            fc.constant(''),
+            fc.lorem({ maxCount: 2 }),
+            // A line whose first word comes after a long run of whitespace.
+            fc.nat(300).map((n) => `${' '.repeat(n)}x`),
+          ),
+          { maxLength: 3 },
+        )
         .map((tail) => [...heads.map((n) => 'y'.repeat(n)), 'x'.repeat(last), ...tail].join('\n'))
     })
 
