@@ -32,9 +32,34 @@ interface ChunkedArray {
  */
 const storedChunked = new WeakSet<object>()
 
-const chunkName = (name: string, key: string, index: number) => `${name}#${key}#${index}`
+/**
+ * Digits of a chunk's index in its row name. Zero-padded, names sort as their indexes do, so a
+ * range read in reverse finds a list's last chunks without its head's count (schema version 6
+ * renamed the rows earlier releases stored as `turnOutline#entries#12`). 10^8 chunks of 256.
+ */
+const INDEX_DIGITS = 8
+
+const chunkPrefix = (name: string, key: string) => `${name}#${key}#`
+const chunkName = (name: string, key: string, index: number) =>
+  chunkPrefix(name, key) + String(index).padStart(INDEX_DIGITS, '0')
 /** The row name of chunk `index` of the list (or chunked array) `key` in projection `name`. */
 export const listChunkName = chunkName
+
+/** The lowest and highest row names a chunk of `key` in projection `name` can have. */
+export function chunkNameRange(name: string, key: string): [string, string] {
+  const prefix = chunkPrefix(name, key)
+  return [prefix, `${prefix}\uffff`]
+}
+
+/**
+ * The name a chunk row an earlier release stored under `name` (`turnOutline#entries#12`) has
+ * today, or undefined when `name` is no chunk row or is named as today already.
+ */
+export function renamedChunk(name: string): string | undefined {
+  const match = /^(.+)#([^#]+)#(\d+)$/.exec(name)
+  if (!match || match[3]!.length === INDEX_DIGITS) return undefined
+  return chunkName(match[1]!, match[2]!, Number(match[3]))
+}
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 const isChunked = (value: unknown): value is ChunkedArray =>
@@ -111,7 +136,7 @@ function listChunkRows(
 }
 
 /** Chunks of a list a `tailOnly` read takes: its last two, so they hold at least LIST_CHUNK items. */
-const TAIL_CHUNKS = 2
+export const TAIL_CHUNKS = 2
 
 /**
  * The chunk rows a head row needs: every chunk of a chunked array, and of a chunked list all

@@ -13,7 +13,14 @@ import type { InputReceipt } from '../schema/inputs'
 import type { SessionMessage } from '../schema/messages'
 import { releaseAttachments } from './attachments'
 import { MAX_KEY, MIN_KEY, type ProjectionRow, type SessionlineDb, type SessionRow } from './db'
-import { chunkNamesOf, decodeStates, encodeState, listChunkName } from './projection-state'
+import {
+  chunkNameRange,
+  chunkNamesOf,
+  decodeStates,
+  encodeState,
+  listChunkName,
+  TAIL_CHUNKS,
+} from './projection-state'
 import { receiptOf } from './stored-receipt'
 
 /**
@@ -248,16 +255,25 @@ export function eventsBetween(
   )
 }
 
+/** A chunked list, `key` of projection `name`'s state, whose last chunks a read asks for up front. */
+export interface ListTail {
+  name: string
+  key: string
+}
+
 /**
  * The cached fold states of a session, by projection name. With `names`, the head rows of those
- * projections and, of each chunked list in them, only its last chunks: two keyed reads whose cost
- * does not grow with the session (the earlier chunks stay unloaded; `listChunks` reads them).
- * Without, every row of the session in one range read.
+ * projections and, of each chunked list in them, only its last chunks: reads whose cost does not
+ * grow with the session (the earlier chunks stay unloaded; `listChunks` reads them). The last
+ * chunks of the lists named in `tails` are read beside the heads, by a reverse range read over
+ * their names; any other chunk a head needs (a chunked array's, or one that read missed) is read
+ * once the heads say which. Without `names`, every row of the session in one range read.
  */
 export async function projectionStates(
   db: SessionlineDb,
   sessionId: string,
   names?: readonly string[],
+  tails: readonly ListTail[] = [],
 ): Promise<Map<string, ProjectionRow>> {
   if (names === undefined) {
     const rows = await db.projections
@@ -266,13 +282,26 @@ export async function projectionStates(
       .toArray()
     return decodeStates(rows)
   }
-  const heads = (
-    await db.projections.bulkGet(names.map((name) => [sessionId, name] as [string, string]))
-  ).filter((row): row is ProjectionRow => row !== undefined)
-  const chunkKeys = heads.flatMap((head) =>
-    chunkNamesOf(head, true).map((name) => [sessionId, name] as [string, string]),
-  )
-  const chunks = chunkKeys.length === 0 ? [] : await db.projections.bulkGet(chunkKeys)
+  const keyOf = (name: string): [string, string] => [sessionId, name]
+  const [headRows, ...tailRows] = await Promise.all([
+    db.projections.bulkGet(names.map(keyOf)),
+    ...tails.map(({ name, key }) => {
+      const [lowest, highest] = chunkNameRange(name, key)
+      return db.projections
+        .where('[sessionId+name]')
+        .between(keyOf(lowest), keyOf(highest))
+        .reverse()
+        .limit(TAIL_CHUNKS)
+        .toArray()
+    }),
+  ])
+  const heads = headRows.filter((row): row is ProjectionRow => row !== undefined)
+  const read = new Map(tailRows.flat().map((row) => [row.name, row]))
+  const needed = heads.flatMap((head) => chunkNamesOf(head, true))
+  // Stored rows past a list's end (none today: a list only grows) would stand in a tail's place.
+  const missing = needed.filter((name) => !read.has(name))
+  const more = missing.length === 0 ? [] : await db.projections.bulkGet(missing.map(keyOf))
+  const chunks = [...needed.map((name) => read.get(name)), ...more]
   return decodeStates([...heads, ...chunks.filter((row): row is ProjectionRow => row !== undefined)])
 }
 

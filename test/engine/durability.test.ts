@@ -180,7 +180,7 @@ describe('cold open', () => {
     // Only the chunk holding turn 601 was written by the last append.
     const head = Math.max(...rows.map((row) => row.throughSeq))
     expect(chunks.filter((row) => row.throughSeq === head).map((row) => row.name)).toEqual([
-      'turnOutline#entries#2',
+      'turnOutline#entries#00000002',
     ])
     const reopened = await make({ dbName })
     try {

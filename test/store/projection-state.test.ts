@@ -65,7 +65,8 @@ test('a change at the end of a long array rewrites one chunk, not the array', ()
   expect(encodeState('s', 'outline', 1, 5, first)).toHaveLength(1 + 5)
   const next = { entries: [...entries.slice(0, -1), { n: -1 }], open: undefined }
   const written = encodeState('s', 'outline', 1, 6, next, first)
-  expect(written.map((row) => row.name)).toEqual(['outline', 'outline#entries#4'])
+  // Chunk names sort by index (schema version 6), so a reverse range read finds the last ones.
+  expect(written.map((row) => row.name)).toEqual(['outline', 'outline#entries#00000004'])
   expect(encodeState('s', 'small', 1, 6, { list: [1, 2, 3] })).toEqual([
     { sessionId: 's', name: 'small', version: 1, throughSeq: 6, state: { list: [1, 2, 3] } },
   ])
@@ -75,14 +76,18 @@ test('a state whose previous copy was stored whole is written in full', () => {
   const entries = Array.from({ length: CHUNK_SIZE + 1 }, (_, n) => ({ n }))
   const unchunkedBefore = { entries: [...entries] } // e.g. written by an importer as one row
   const written = encodeState('s', 'outline', 1, 1, { entries: [...entries, { n: 99 }] }, unchunkedBefore)
-  expect(written.map((row) => row.name)).toEqual(['outline', 'outline#entries#0', 'outline#entries#1'])
+  expect(written.map((row) => row.name)).toEqual([
+    'outline',
+    'outline#entries#00000000',
+    'outline#entries#00000001',
+  ])
 })
 
 test('a missing chunk is an error, not a silently shorter state', () => {
   const rows = encodeState('s', 'outline', 1, 1, {
     entries: Array.from({ length: CHUNK_SIZE * 2 }, (_, n) => n),
   })
-  expect(() => decodeStates(rows.filter((row) => !row.name.endsWith('#1')))).toThrow(/missing/)
+  expect(() => decodeStates(rows.filter((row) => !row.name.endsWith('#00000001')))).toThrow(/missing/)
 })
 
 test('incremental writes of a chunked list decode to the current list and write only the chunks that changed', () => {

@@ -25,8 +25,7 @@ async function rowsOf(dbName: string, versions = SCHEMA_VERSIONS) {
   }
 }
 
-test('a version 4 database upgrades to version 5 unchanged, with empty sync tables that then work', async () => {
-  expect(SCHEMA_VERSION).toBe(5)
+test('a version 4 database upgrades unchanged, with empty sync tables that then work', async () => {
   const dbName = freshDbName('v4')
   const old = openDb(dbName, options, V4)
   await old.open()
@@ -47,7 +46,8 @@ test('a version 4 database upgrades to version 5 unchanged, with empty sync tabl
   expect(Object.keys(before.tables)).not.toContain('syncState')
 
   const after = await rowsOf(dbName)
-  expect(after.verno).toBe(5)
+  // Today's version: version 6 after 5 renames chunk rows only, and this database has none.
+  expect(after.verno).toBe(SCHEMA_VERSION)
   for (const [name, rows] of Object.entries(before.tables)) expect(after.tables[name], name).toEqual(rows)
   expect(after.tables.syncState).toEqual([])
   expect(after.tables.syncOutbox).toEqual([])

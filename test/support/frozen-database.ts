@@ -1,5 +1,5 @@
 /**
- * Loads a frozen database (test/store/fixtures/v1-database.json: the layout and every row an older
+ * Loads a frozen database (test/store/fixtures/v1-database.json and v5-database.json: the layout and every row an older
  * release wrote) into an IndexedDB, exactly as that release left it: same IndexedDB version, same
  * object stores and indexes, same rows. Plain IndexedDB, no Dexie and no Node API, so a browser
  * test can load the same file into a real browser's IndexedDB and open it with today's engine.
@@ -12,6 +12,8 @@
 
 /** Where the version 1 fixture lives (a file URL in Node, an asset URL under Vite). */
 export const v1DatabaseUrl = new URL('../store/fixtures/v1-database.json', import.meta.url)
+/** The version 5 fixture: chunk rows named as before schema version 6 (test/store/fixtures/README.md). */
+export const v5DatabaseUrl = new URL('../store/fixtures/v5-database.json', import.meta.url)
 
 export interface FrozenIndex {
   name: string

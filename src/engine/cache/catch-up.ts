@@ -19,7 +19,7 @@ import {
 } from '../../store/transactions'
 import type { CommitNote } from '../notes'
 import { type Entries, type Entry, sameIncarnation, sameVersion } from './entries'
-import type { Loader } from './load'
+import { FOLD_LISTS, type Loader } from './load'
 import type { Publisher } from './publish'
 
 /** Beyond this many new events, a watcher is told to reload (`reset`) instead of being sent rows. */
@@ -67,7 +67,7 @@ export function createCatchUp({ db, entries, loader, publisher, isClosed, caught
         const small = row.source === 'native' && same && gap >= 0 && gap <= CATCH_UP_EVENTS
         const [events, cached, pending, admitted] = await Promise.all([
           small && gap > 0 ? eventsBetween(db, id, base.row.headSeq, row.headSeq) : [],
-          small ? undefined : projectionStates(db, id, FOLD_NAMES),
+          small ? undefined : projectionStates(db, id, FOLD_NAMES, FOLD_LISTS),
           pendingReceipts(db, id),
           receiptsFrom(db, id, same ? base.row.nextInputSeq : 1),
         ])

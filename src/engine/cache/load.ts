@@ -15,6 +15,7 @@ import {
   WHOLE_ROWS_TRANSCRIPT,
 } from '../../core/materialize'
 import type { TranscriptState } from '../../core/transcript'
+import type { OutlineState } from '../../core/turn-outline'
 import type { SessionMessage } from '../../schema/messages'
 import type { ProjectionRow, SessionlineDb, SessionRow } from '../../store/db'
 import { currentReadHint, type ReadHint } from '../../store/read-hint'
@@ -23,6 +24,7 @@ import {
   getSessionRow,
   inRead,
   inWrite,
+  type ListTail,
   logBetween,
   pendingReceipts,
   projectionStates,
@@ -31,6 +33,14 @@ import {
 import { importedFoldStates } from '../importing'
 import type { Notes } from '../notes'
 import { notFound, type Snapshot } from './entries'
+
+/**
+ * The folds' chunked lists, whose last chunks a load reads beside the fold heads: the outline's
+ * entries, the one fold state that grows with the session (issue 28: one round trip less).
+ */
+export const FOLD_LISTS: readonly ListTail[] = [
+  { name: 'turnOutline', key: 'entries' } satisfies { name: FoldName; key: keyof OutlineState },
+]
 
 /** Events read per transaction when a projection is rebuilt from the log. */
 export const REBUILD_BATCH = 5000
@@ -148,7 +158,7 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
       // earlier chunks stay in the store: a cold open reads what a fold step needs.
       const [row, cached, pending] = await Promise.all([
         getSessionRow(db, sessionId),
-        projectionStates(db, sessionId, FOLD_NAMES),
+        projectionStates(db, sessionId, FOLD_NAMES, FOLD_LISTS),
         pendingReceipts(db, sessionId),
       ])
       return row ? { row, cached, pending, folds: await foldsFrom(cached, row) } : undefined
@@ -236,7 +246,7 @@ export function createLoader(db: SessionlineDb, notes: Notes) {
   /** Inside a transaction: the session's state as stored (when the cache is behind). */
   async function snapshotInTx(sessionId: string, row: SessionRow): Promise<Snapshot> {
     const [cached, pending] = await Promise.all([
-      projectionStates(db, sessionId, FOLD_NAMES),
+      projectionStates(db, sessionId, FOLD_NAMES, FOLD_LISTS),
       pendingReceipts(db, sessionId),
     ])
     let folds = await foldsFrom(cached, row)

@@ -1006,6 +1006,34 @@ function modeSuite(kind: BrowserKind, mode: WorkerMode): void {
       expect(ops.admit).toBeGreaterThan(20)
     })
 
+    test('upgrade from version 5: the chunk rows of cached folds are renamed in this browser and every session is served as before', async () => {
+      const dbName = 'contract-upgrade-v5'
+      const tab = await open()
+      await tab.call('loadFrozen', { dbName, version: 5 })
+      const before = await tab.call<string[]>('chunkRowNames', { dbName })
+      await start(tab, { dbName, sessionId: 'long', provider: hostDriven })
+      const compared = await tab.call<{ sessions: number; rows: number; problems: string[] }>('compareFrozen')
+      const after = await tab.call<string[]>('chunkRowNames', { dbName })
+      console.log(
+        `${kind.name}: frozen v5 database: ${compared.sessions} sessions, ${compared.rows} rows checked; chunk rows ${JSON.stringify(after)}`,
+      )
+      expect(compared.problems).toEqual([])
+      expect(compared.sessions).toBe(3)
+      // test/store/fixtures/README.md: `long`'s outline in three chunks, `short`'s in one.
+      expect(before).toEqual([
+        'long turnOutline#entries#0',
+        'long turnOutline#entries#1',
+        'long turnOutline#entries#2',
+        'short turnOutline#entries#0',
+      ])
+      expect(after).toEqual([
+        'long turnOutline#entries#00000000',
+        'long turnOutline#entries#00000001',
+        'long turnOutline#entries#00000002',
+        'short turnOutline#entries#00000000',
+      ])
+    })
+
     test('upgrade: the frozen version 1 database opens in this browser with every session served as before; a newer version in another tab stops this view with upgraded', async () => {
       const dbName = 'contract-upgrade'
       const tab = await open()

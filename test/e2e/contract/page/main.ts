@@ -14,7 +14,7 @@ import type { InputReceipt } from '../../../../src/schema/inputs'
 import type { SessionMessage } from '../../../../src/schema/messages'
 import type { ProviderConfig } from '../../../../src/schema/provider'
 import { type AuditReport, audit, readLog } from './audit'
-import { compareWithFrozen, loadFrozen, openNewerVersion } from './upgrade'
+import { chunkRowNames, compareWithFrozen, type FrozenVersion, loadFrozen, openNewerVersion } from './upgrade'
 
 interface StartConfig {
   dbName: string
@@ -668,10 +668,11 @@ const api: Record<string, (args: never) => unknown> = {
     return true
   },
   chaosStatus: () => chaos,
-  async loadFrozen({ dbName }: { dbName: string }) {
-    await loadFrozen(dbName)
+  async loadFrozen({ dbName, version }: { dbName: string; version?: FrozenVersion }) {
+    await loadFrozen(dbName, version)
     return true
   },
+  chunkRowNames: ({ dbName }: { dbName: string }) => chunkRowNames(dbName),
   compareFrozen: () => compareWithFrozen(need(client, 'client')),
   openNewerVersion: ({ dbName }: { dbName: string }) => openNewerVersion(dbName),
   async stop() {

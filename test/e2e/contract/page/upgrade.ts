@@ -1,31 +1,70 @@
 /**
- * The upgrade scenario's page side: the frozen version 1 database (test/store/fixtures) is
- * loaded into this browser's IndexedDB as that release left it, today's engine opens it, and
- * every session is compared with what the old release served and with the fixture's rows.
+ * The upgrade scenarios' page side: a frozen database (test/store/fixtures: version 1, or version
+ * 5 with its chunk rows named as before version 6) is loaded into this browser's IndexedDB as its
+ * release left it, today's engine opens it, and every session is compared with what the old
+ * release served and with the fixture's rows.
  */
 import type { SessionlineClient } from '../../../../src/client/types'
 import { isReadable } from '../../../../src/core/visibility'
 import type { InputReceipt } from '../../../../src/schema/inputs'
 import type { MessagePage } from '../../../../src/schema/requests'
-import fixtureJson from '../../../store/fixtures/v1-database.json'
-import { frozenRows, loadFrozenDatabase, parseFrozenDatabase } from '../../../support/frozen-database'
+import {
+  type FrozenDatabase,
+  frozenRows,
+  loadFrozenDatabase,
+  parseFrozenDatabase,
+} from '../../../support/frozen-database'
 import { readLog } from './audit'
 
-const fixture = parseFrozenDatabase(fixtureJson)
+/** The frozen databases by schema version, each fetched only when a scenario asks for it. */
+const FIXTURES = {
+  1: () => import('../../../store/fixtures/v1-database.json'),
+  5: () => import('../../../store/fixtures/v5-database.json'),
+} as const
+export type FrozenVersion = keyof typeof FIXTURES
+
+let loaded: FrozenDatabase | undefined
 
 type Row = Record<string, unknown>
 
 const bySeq = (a: Row, b: Row) => (a.seq as number) - (b.seq as number)
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+/** The page the fixtures' writers served (`page({ limit: 1000 })`). */
+const PAGE = 1000
 
-export function loadFrozen(dbName: string): Promise<void> {
-  return loadFrozenDatabase(fixture, indexedDB, dbName)
+export async function loadFrozen(dbName: string, version: FrozenVersion = 1): Promise<void> {
+  loaded = parseFrozenDatabase((await FIXTURES[version]()).default)
+  await loadFrozenDatabase(loaded, indexedDB, dbName)
+}
+
+/** Names of the chunk rows of cached fold state in `dbName`, read with plain IndexedDB. */
+export async function chunkRowNames(dbName: string): Promise<string[]> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const open = indexedDB.open(dbName)
+    open.onsuccess = () => resolve(open.result)
+    open.onerror = () => reject(open.error)
+  })
+  try {
+    const keys = await new Promise<IDBValidKey[]>((resolve, reject) => {
+      const request = db.transaction('projections', 'readonly').objectStore('projections').getAllKeys()
+      request.onsuccess = () => resolve(request.result)
+      request.onerror = () => reject(request.error)
+    })
+    return keys
+      .map((key) => (key as [string, string]).join(' '))
+      .filter((name) => name.includes('#'))
+      .sort()
+  } finally {
+    db.close()
+  }
 }
 
 /** Differences between what today's engine serves and the fixture; empty when the upgrade kept everything. */
 export async function compareWithFrozen(
   client: SessionlineClient,
 ): Promise<{ sessions: number; rows: number; problems: string[] }> {
+  const fixture = loaded
+  if (!fixture) throw new Error('no frozen database loaded')
   const problems: string[] = []
   const check = (ok: boolean, what: string) => {
     if (!ok) problems.push(what)
@@ -48,20 +87,18 @@ export async function compareWithFrozen(
     const frozenMessages = messages
       .filter((m) => m.sessionId === id)
       .sort(bySeq) as unknown as MessagePage['messages']
-    const withInactive = await client.page(id, { limit: 1000, includeInactive: true })
-    const page = await client.page(id, { limit: 1000 })
+    const withInactive = await client.page(id, { limit: PAGE, includeInactive: true })
+    const page = await client.page(id, { limit: PAGE })
     check(
       same(
         withInactive.messages,
-        frozenMessages.filter((m) => isReadable(m.visibility, true)),
+        // The newest PAGE rows: a session may hold more than one page (version 5's `long`).
+        frozenMessages.filter((m) => isReadable(m.visibility, true)).slice(-PAGE),
       ),
       `${id}: rows with inactive`,
     )
     check(
-      same(
-        page.messages,
-        frozenMessages.filter((m) => isReadable(m.visibility, false)),
-      ),
+      same(page.messages, frozenMessages.filter((m) => isReadable(m.visibility, false)).slice(-PAGE)),
       `${id}: rows`,
     )
     const bounds = ({ messages: list, ...rest }: MessagePage) => ({ ...rest, ids: list.map((m) => m.id) })
