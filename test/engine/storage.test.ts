@@ -6,7 +6,7 @@
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { describe, expect, test } from 'vitest'
 import { createEngine } from '../../src/engine/engine'
-import { cacheMarker, memoryMarker } from '../../src/engine/site-marker'
+import { cacheMarker, memoryMarker, type SiteMarker } from '../../src/engine/site-marker'
 import { sizeOf } from '../../src/engine/storage'
 import type { Engine } from '../../src/engine/types'
 import { openDb } from '../../src/store/db'
@@ -212,6 +212,33 @@ test('a database the browser emptied since the last visit is told apart from one
   const third = open()
   expect((await third.storage()).evicted).toBe(false)
   await third.close()
+})
+
+test('an emptied database is told apart even when the first call after the open writes a session', async () => {
+  const dbName = freshDbName('evicted-write-first')
+  const memory = memoryMarker()
+  // The Cache API answers in milliseconds, from another process: later than a write can commit.
+  const marker: SiteMarker = {
+    held: () => new Promise((resolve) => setTimeout(() => resolve(memory.held()), 30)),
+    set: (held) => memory.set(held),
+  }
+  const open = () => createEngine({ dbName, indexedDB, IDBKeyRange, marker })
+  const first = open()
+  await first.createSession({ id: 'kept' })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  await first.close()
+  expect(await marker.held()).toBe(true)
+  await new Promise((resolve, reject) => {
+    const request = indexedDB.deleteDatabase(dbName)
+    request.onsuccess = resolve
+    request.onerror = () => reject(request.error)
+  })
+  // The app writes at once, before anything asks about storage: what the engine found as it
+  // opened (no session) is counted before that write, and the note is read only when asked.
+  const second = open()
+  await second.createSession({ id: 'fresh' })
+  expect((await second.storage()).evicted).toBe(true)
+  await second.close()
 })
 
 test('the default note is a Cache API entry per database name, and there is none without a Cache API', async () => {
