@@ -26,9 +26,13 @@ export const LONG_SESSION = 'long'
 export const clock = () => Date.now()
 
 /** An engine on an empty database of that name (any previous one is deleted first). */
-export async function freshEngine(env: BenchEnv, dbName: string): Promise<Engine> {
+export async function freshEngine(
+  env: BenchEnv,
+  dbName: string,
+  options: Pick<EngineOptions, 'onSearchIndex'> = {},
+): Promise<Engine> {
   await openRaw(dbName, env.dexie).delete()
-  return createEngine({ ...env.engine, dbName })
+  return createEngine({ ...env.engine, ...options, dbName })
 }
 
 export const openEngine = (env: BenchEnv, dbName: string): Engine => createEngine({ ...env.engine, dbName })

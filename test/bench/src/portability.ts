@@ -5,6 +5,7 @@
  */
 import Dexie, { type Table } from 'dexie'
 import type { Engine } from '../../../src/engine/types'
+import type { SearchIndexEvent } from '../../../src/index'
 import type { StoredEvent } from '../../../src/schema/events'
 import type { InputReceipt } from '../../../src/schema/inputs'
 import type { SessionMessage } from '../../../src/schema/messages'
@@ -89,9 +90,41 @@ async function benchAttachmentAdmit(env: BenchEnv, cfg: BenchConfig): Promise<Co
   }
 }
 
+/**
+ * Waits for the engine to store the search index of `sessionId` with every one of its rows: an
+ * engine indexes a session it wrote to in the background, and stores the index up to a few
+ * seconds after the last change, work that would otherwise run into the timed exports (at
+ * 10,000 turns the last store came 2–10 s after the last append in two runs).
+ */
+function indexWatch(sessionId: string) {
+  let stored = 0
+  let waiting: { rows: number; resolve: () => void } | undefined
+  return {
+    onSearchIndex: (event: SearchIndexEvent) => {
+      if (event.sessionId !== sessionId || event.kind !== 'persisted') return
+      stored = Math.max(stored, event.rows)
+      if (waiting && stored >= waiting.rows) waiting.resolve()
+    },
+    /** Resolves once an index of at least `rows` rows is stored (rejects after `timeoutMs`). */
+    storedWith: (rows: number, timeoutMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (stored >= rows) return resolve()
+        const timer = setTimeout(() => reject(new Error(`no index of ${rows} rows was stored`)), timeoutMs)
+        waiting = {
+          rows,
+          resolve: () => {
+            clearTimeout(timer)
+            resolve()
+          },
+        }
+      }),
+  }
+}
+
 async function benchFiles(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]> {
-  const engine = await freshEngine(env, PORT_DB.sessionline)
   const sessionId = 'port-long'
+  const index = indexWatch(sessionId)
+  const engine = await freshEngine(env, PORT_DB.sessionline, { onSearchIndex: index.onSearchIndex })
   await engine.createSession({ id: sessionId, title: 'long' })
   for (const batch of chunks(seededTurns(1, cfg.seedTurns, 'p-'), 2000)) await engine.append(sessionId, batch)
   // The same records, prepared once for raw Dexie: what the export carries and the import writes.
@@ -111,6 +144,7 @@ async function benchFiles(env: BenchEnv, cfg: BenchConfig): Promise<Comparison[]
     for (const row of stamped.rows) rows.set(row.id, row)
   }
   records.rows = [...rows.values()]
+  await index.storedWith(records.rows.length)
   const raw = await freshRaw(PORT_DB.raw, env.dexie)
   await raw.transaction('rw', [raw.sessions, raw.events, raw.messages], async () => {
     await raw.sessions.put({ ...session })
