@@ -179,11 +179,22 @@ describe.each(engineKinds)('storage %s', (_, makeEngine) => {
     }))
 })
 
+/** Time for the note's update, which follows a write without being awaited by it. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50))
+
+/** Deletes the database as a browser clearing this site's IndexedDB would. */
+function wipeDatabase(dbName: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.deleteDatabase(dbName)
+    request.onsuccess = resolve
+    request.onerror = () => reject(request.error)
+  })
+}
+
 test('a database the browser emptied since the last visit is told apart from one the user emptied', async () => {
   const dbName = freshDbName('evicted')
   const marker = memoryMarker()
   const open = () => createEngine({ dbName, indexedDB, IDBKeyRange, marker })
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 50))
 
   const first = open()
   expect((await first.storage()).evicted).toBe(false) // a first visit: nothing was kept
@@ -193,11 +204,7 @@ test('a database the browser emptied since the last visit is told apart from one
   expect(await marker.held()).toBe(true)
 
   // The browser deletes the site's IndexedDB between visits; the note outside it stays.
-  await new Promise((resolve, reject) => {
-    const request = indexedDB.deleteDatabase(dbName)
-    request.onsuccess = resolve
-    request.onerror = () => reject(request.error)
-  })
+  await wipeDatabase(dbName)
   const second = open()
   expect((await second.storage()).evicted).toBe(true)
   expect(await second.listSessions()).toEqual([])
@@ -225,14 +232,10 @@ test('an emptied database is told apart even when the first call after the open 
   const open = () => createEngine({ dbName, indexedDB, IDBKeyRange, marker })
   const first = open()
   await first.createSession({ id: 'kept' })
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  await settle()
   await first.close()
   expect(await marker.held()).toBe(true)
-  await new Promise((resolve, reject) => {
-    const request = indexedDB.deleteDatabase(dbName)
-    request.onsuccess = resolve
-    request.onerror = () => reject(request.error)
-  })
+  await wipeDatabase(dbName)
   // The app writes at once, before anything asks about storage: what the engine found as it
   // opened (no session) is counted before that write, and the note is read only when asked.
   const second = open()

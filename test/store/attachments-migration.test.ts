@@ -9,21 +9,10 @@ import { createEngine } from '../../src/engine/engine'
 import { openDb } from '../../src/store/db'
 import { SCHEMA_VERSION, SCHEMA_VERSIONS } from '../../src/store/migrations'
 import { freshDbName } from '../support/engines'
+import { storedTables } from '../support/stored-tables'
 
 const options = { indexedDB, IDBKeyRange }
 const V3 = SCHEMA_VERSIONS.filter((v) => v.version <= 3)
-
-async function rowsOf(dbName: string, versions = SCHEMA_VERSIONS) {
-  const db = openDb(dbName, options, versions)
-  try {
-    await db.open()
-    const out: Record<string, unknown[]> = {}
-    for (const table of db.tables) out[table.name] = await table.toArray()
-    return { verno: db.verno, tables: out }
-  } finally {
-    db.close()
-  }
-}
 
 test('a version 3 database upgrades to version 4 unchanged, with empty attachment tables that then work', async () => {
   expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(4)
@@ -54,12 +43,12 @@ test('a version 3 database upgrades to version 4 unchanged, with empty attachmen
     revision: 0,
   })
   old.close()
-  const before = await rowsOf(dbName, V3)
+  const before = await storedTables(dbName, V3)
   expect(before.verno).toBe(3)
   expect(Object.keys(before.tables)).not.toContain('attachments')
 
   // Opened with today's schema: the upgrade itself changes no row and adds two empty tables.
-  const after = await rowsOf(dbName)
+  const after = await storedTables(dbName)
   expect(after.verno).toBe(SCHEMA_VERSION)
   for (const [name, rows] of Object.entries(before.tables)) expect(after.tables[name], name).toEqual(rows)
   expect(after.tables.attachments).toEqual([])
@@ -77,7 +66,8 @@ test('a version 3 database upgrades to version 4 unchanged, with empty attachmen
     const id = receipt.attachments?.[0]?.attachmentId ?? ''
     expect(await (await engine.attachment(id))?.text()).toBe('\u0001\u0002\u0003')
     await engine.deleteSession('s')
-    for (const [name, rows] of Object.entries((await rowsOf(dbName)).tables)) expect(rows, name).toEqual([])
+    for (const [name, rows] of Object.entries((await storedTables(dbName)).tables))
+      expect(rows, name).toEqual([])
   } finally {
     await engine.close()
   }

@@ -7,10 +7,9 @@
  * from the renamed rows, without replaying any log.
  */
 import { readFileSync } from 'node:fs'
-import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
+import { indexedDB } from 'fake-indexeddb'
 import { afterEach, expect, test } from 'vitest'
 import type { ProjectionRow } from '../../src/store/db'
-import { openDb } from '../../src/store/db'
 import { SCHEMA_VERSION, SCHEMA_VERSIONS } from '../../src/store/migrations'
 import { freshDbName, inProcessEngine, type TestEngine } from '../support/engines'
 import {
@@ -22,9 +21,9 @@ import {
   v5DatabaseUrl,
 } from '../support/frozen-database'
 import { createReadCountingFactory } from '../support/read-counting-factory'
+import { storedTables } from '../support/stored-tables'
 
 const fixture: FrozenDatabase = parseFrozenDatabase(JSON.parse(readFileSync(v5DatabaseUrl, 'utf8')))
-const options = { indexedDB, IDBKeyRange }
 const projectionRows = () => frozenRows(fixture, 'projections') as unknown as ProjectionRow[]
 const key = (row: ProjectionRow) => `${row.sessionId} ${row.name}`
 
@@ -32,18 +31,6 @@ const opened: TestEngine[] = []
 afterEach(async () => {
   for (const engine of opened.splice(0)) await engine.close()
 })
-
-async function storedRows(dbName: string) {
-  const db = openDb(dbName, options)
-  try {
-    await db.open()
-    const tables: Record<string, unknown[]> = {}
-    for (const table of FROZEN_TABLES) tables[table] = await db.table(table).toArray()
-    return { verno: db.verno, tables }
-  } finally {
-    db.close()
-  }
-}
 
 test('the fixture is a version 5 database whose outline chunks are named as that release named them', () => {
   expect(SCHEMA_VERSIONS.find((v) => v.version === 5)).toEqual(fixture.writtenBy.schema)
@@ -66,7 +53,7 @@ test('opening it renames every chunk row and changes nothing else', async () => 
   const engine = await inProcessEngine({ dbName })
   opened.push(engine)
   await engine.engine.listSessions()
-  const after = await storedRows(dbName)
+  const after = await storedTables(dbName)
   expect(after.verno).toBe(SCHEMA_VERSION)
   for (const table of FROZEN_TABLES.filter((t) => t !== 'projections'))
     expect(after.tables[table], table).toEqual(frozenRows(fixture, table))
@@ -135,7 +122,7 @@ test('today’s engine serves every session as that release did, reading the ren
   const grown = await engine.outline('long')
   expect(grown.total).toBe(601)
   expect(grown.entries.at(-1)).toMatchObject({ turn: 601, prompt: 'Question 601' })
-  const after = await storedRows(dbName)
+  const after = await storedTables(dbName)
   const chunks = (after.tables.projections as ProjectionRow[]).filter(
     (row) => row.sessionId === 'long' && row.name.includes('#'),
   )

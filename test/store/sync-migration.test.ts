@@ -9,21 +9,10 @@ import { openDb } from '../../src/store/db'
 import { SCHEMA_VERSION, SCHEMA_VERSIONS } from '../../src/store/migrations'
 import { readSyncView, startSyncState } from '../../src/store/sync'
 import { freshDbName } from '../support/engines'
+import { storedTables } from '../support/stored-tables'
 
 const options = { indexedDB, IDBKeyRange }
 const V4 = SCHEMA_VERSIONS.filter((v) => v.version <= 4)
-
-async function rowsOf(dbName: string, versions = SCHEMA_VERSIONS) {
-  const db = openDb(dbName, options, versions)
-  try {
-    await db.open()
-    const out: Record<string, unknown[]> = {}
-    for (const table of db.tables) out[table.name] = await table.toArray()
-    return { verno: db.verno, tables: out }
-  } finally {
-    db.close()
-  }
-}
 
 test('a version 4 database upgrades unchanged, with empty sync tables that then work', async () => {
   const dbName = freshDbName('v4')
@@ -41,11 +30,11 @@ test('a version 4 database upgrades unchanged, with empty sync tables that then 
   })
   await old.events.add({ sessionId: 's', seq: 1, at: 1, type: 'session/created', data: { title: 'old' } })
   old.close()
-  const before = await rowsOf(dbName, V4)
+  const before = await storedTables(dbName, V4)
   expect(before.verno).toBe(4)
   expect(Object.keys(before.tables)).not.toContain('syncState')
 
-  const after = await rowsOf(dbName)
+  const after = await storedTables(dbName)
   // Today's version: version 6 after 5 renames chunk rows only, and this database has none.
   expect(after.verno).toBe(SCHEMA_VERSION)
   for (const [name, rows] of Object.entries(before.tables)) expect(after.tables[name], name).toEqual(rows)
