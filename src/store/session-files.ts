@@ -40,13 +40,14 @@ export function readWholeSession(db: SessionlineDb, sessionId: string): Promise<
   const tables = [db.sessions, db.events, db.inputs, db.messages, db.attachments, db.attachmentRefs]
   return answerRead(db, tables, async () => {
     const [lower, upper] = ofSession(sessionId) as [[string, unknown], [string, unknown]]
-    const [row, events, inputs, refs] = await Promise.all([
+    const [row, inputs, refs] = await Promise.all([
       db.sessions.get(sessionId),
-      eventsBetween(db, sessionId, 0),
       db.inputs.where('[sessionId+seq]').between(lower, upper).toArray(),
       db.attachmentRefs.where('[sessionId+attachmentId]').between(lower, upper).toArray(),
     ])
     if (!row) return undefined
+    // The head bounds the log in this transaction: its windows are read several at a time.
+    const events = await eventsBetween(db, sessionId, 0, row.headSeq)
     const rows =
       row.source === 'native'
         ? []

@@ -235,7 +235,10 @@ export async function receiptsFrom(
   return stored.map(receiptOf)
 }
 
-/** Events with `afterSeq < seq ≤ throughSeq`, ascending, at most `limit`; read `inRequests`. */
+/**
+ * Events with `afterSeq < seq ≤ throughSeq`, ascending, at most `limit`. With a seq bound and no
+ * limit the range is known up front and read `inSeqWindows`; otherwise `inRequests`.
+ */
 export function eventsBetween(
   db: SessionlineDb,
   sessionId: string,
@@ -243,6 +246,13 @@ export function eventsBetween(
   throughSeq: number | typeof MAX_KEY = MAX_KEY,
   limit?: number,
 ): Promise<StoredEvent[]> {
+  if (limit === undefined && typeof throughSeq === 'number' && Number.isFinite(throughSeq))
+    return inSeqWindows(afterSeq, throughSeq, (after, through) =>
+      db.events
+        .where('[sessionId+seq]')
+        .between([sessionId, after], [sessionId, through], false, true)
+        .toArray(),
+    )
   return inRequests(
     limit ?? Number.POSITIVE_INFINITY,
     (after: number | undefined, count) =>
@@ -452,6 +462,51 @@ export function inRequests<T, K>(
       }, reject)
     }
     from(undefined)
+  })
+}
+
+/**
+ * Requests a read of a known seq range keeps in flight. One request at a time leaves IndexedDB
+ * idle while this thread decodes the last answer, and this thread idle while IndexedDB reads the
+ * next; with several in flight the two overlap. In Chromium 156, 220 rows (370 KB) read in four
+ * range requests issued together came back in 2.3–2.4 ms against 3.5–3.7 ms in one
+ * (docs/performance-notes.md, "Reads in flight").
+ */
+export const REQUESTS_IN_FLIGHT = 4
+
+/**
+ * Everything with `afterSeq < seq ≤ throughSeq`, ascending, where the range is known up front:
+ * `read(after, through)` reads `after < seq ≤ through`, over windows of `ROWS_PER_REQUEST` seqs
+ * (an event log's seqs are dense, so a window holds at most that many), `REQUESTS_IN_FLIGHT` at
+ * a time, each next one issued as one answers. Like `inRequests`, every request is issued from
+ * a Dexie promise's `then` (or in the caller's task), so it stays in the running transaction,
+ * and the answer is one Dexie promise.
+ */
+export function inSeqWindows<T>(
+  afterSeq: number,
+  throughSeq: number,
+  read: (after: number, through: number) => PromiseLike<T[]>,
+): Promise<T[]> {
+  const windows = Math.max(0, Math.ceil((throughSeq - afterSeq) / ROWS_PER_REQUEST))
+  const answers: T[][] = new Array(windows)
+  let issued = 0
+  let answered = 0
+  return new Dexie.Promise<T[]>((resolve, reject) => {
+    if (windows === 0) {
+      resolve([])
+      return
+    }
+    const issue = (): void => {
+      const i = issued++
+      const after = afterSeq + i * ROWS_PER_REQUEST
+      read(after, Math.min(after + ROWS_PER_REQUEST, throughSeq)).then((batch) => {
+        answers[i] = batch
+        answered++
+        if (answered === windows) resolve(answers.flat())
+        else if (issued < windows) issue()
+      }, reject)
+    }
+    for (let k = 0; k < Math.min(REQUESTS_IN_FLIGHT, windows); k++) issue()
   })
 }
 
