@@ -175,7 +175,7 @@ export function firstScreenReader(name: string, options: FirstScreenOptions = {}
     const tx = db && transactionOn(db)
     if (tx === undefined) return undefined
     try {
-      return await readIn(tx, ranges, request, readHead(tx, ranges, request.sessionId))
+      return await readIn(tx, ranges, request, askHead(tx, ranges, request.sessionId))
     } catch {
       return undefined // whatever failed here, the worker's read answers
     }
@@ -183,8 +183,8 @@ export function firstScreenReader(name: string, options: FirstScreenOptions = {}
 
   function start(request: FirstScreenStart): FirstScreenRead {
     const tx = closed || !ranges || open === undefined ? undefined : transactionOn(open)
-    const head = tx && ranges ? readHead(tx, ranges, request.sessionId) : undefined
-    head?.catch(() => undefined) // its failure is met in `rows`, or nobody asks
+    const head = tx && ranges ? askHead(tx, ranges, request.sessionId) : undefined
+    head?.head.catch(() => undefined) // its failure is met in `rows`, or nobody asks
     return {
       async rows(floor) {
         const whole: FirstScreenRequest = { ...request, ...(floor === undefined ? {} : { floor }) }
@@ -249,6 +249,32 @@ type RecordsIndex = IDBIndex & {
 const readsNewestFirst = (index: IDBIndex): index is RecordsIndex =>
   typeof (index as Partial<RecordsIndex>).getAllRecords === 'function'
 
+/**
+ * How many seqs a read from a floor asks in its first range, before the session row says where
+ * the log ends. One `getAll` of a long history leaves IndexedDB idle while the page decodes and
+ * the page idle while IndexedDB reads; ranges asked together overlap the two (docs/performance-notes.md,
+ * "Reads in flight"). A short log fits the first range: when the row's current read hint vouches
+ * that no row lies above its head, that range is the only one, as one request was before.
+ */
+export const FIRST_RANGE_SEQS = 2048
+
+/** How many ranges follow the first when the log goes past it. */
+export const RANGES_AFTER_FIRST = 4
+
+/**
+ * The seq ranges `[lower, upper)` that cover every seq from `lower` up, the last unbounded: a
+ * log's seqs count its events, so ranges of equal width up to `head` hold about as much text
+ * each. Bounds are whole and increasing wherever they split.
+ */
+export function rangesAbove(lower: number, head: number | undefined): [number, number][] {
+  const parts = RANGES_AFTER_FIRST
+  if (head === undefined || !(head + 1 - lower > parts)) return [[lower, Number.POSITIVE_INFINITY]]
+  const width = (head + 1 - lower) / parts
+  const bound = (i: number) =>
+    i === 0 ? lower : i === parts ? Number.POSITIVE_INFINITY : Math.round(lower + width * i)
+  return Array.from({ length: parts }, (_, i): [number, number] => [bound(i), bound(i + 1)])
+}
+
 /** The rows of a first read: the window asked for, and whether rows are older than it. */
 interface Window {
   rows: SessionMessage[]
@@ -263,16 +289,27 @@ interface Head {
   pending: InputReceipt[]
 }
 
+/** The head of a first read under way: the session row as soon as it answers, and the whole head. */
+interface HeadRead {
+  session: Promise<SessionRow | undefined>
+  head: Promise<Head>
+}
+
 /**
  * In `tx`: the session row (asked at once), then the transcript fold's stored version and the
  * pending receipts, each read only when the row's read hint (store/read-hint.ts) does not say it.
  */
-async function readHead(
+function askHead(tx: IDBTransaction, ranges: Pick<typeof IDBKeyRange, 'bound'>, sessionId: string): HeadRead {
+  const session = requested<SessionRow | undefined>(tx.objectStore('sessions').get(sessionId))
+  return { session, head: session.then((row) => headAfter(tx, ranges, sessionId, row)) }
+}
+
+async function headAfter(
   tx: IDBTransaction,
   ranges: Pick<typeof IDBKeyRange, 'bound'>,
   sessionId: string,
+  session: SessionRow | undefined,
 ): Promise<Head> {
-  const session = await requested<SessionRow | undefined>(tx.objectStore('sessions').get(sessionId))
   if (session === undefined) return { session, transcript: undefined, pending: [] }
   const hint = currentReadHint(session)
   const [transcript, pending] = await Promise.all([
@@ -294,11 +331,24 @@ async function readHead(
   return { session, transcript, pending }
 }
 
-/** In `tx`: the rows the engine's first read answers; its first request leaves before it returns. */
+/**
+ * Where a session's log ends, from its row: its head, and whether its current read hint says
+ * no stored row lies above it (`bounded`).
+ */
+interface LogEnd {
+  headSeq: number
+  bounded: boolean
+}
+
+/**
+ * In `tx`: the rows the engine's first read answers; its first request leaves before it returns.
+ * `logEnd` answers with the session row (asked before the rows), undefined when there is none.
+ */
 async function readWindow(
   tx: IDBTransaction,
   ranges: Pick<typeof IDBKeyRange, 'bound'>,
   { sessionId, tail, floor, includeInactive }: FirstScreenRequest,
+  logEnd: Promise<LogEnd | undefined>,
 ): Promise<Window> {
   const messages = tx.objectStore('messages').index('[sessionId+seq]')
   const keep = (row: SessionMessage) => isReadable(row.visibility, includeInactive)
@@ -334,12 +384,29 @@ async function readWindow(
     return { rows: (hasOlder ? newestFirst.slice(0, limit) : newestFirst).reverse(), hasOlder }
   }
 
+  const rowsIn = (lower: number, upper: number) =>
+    requested<SessionMessage[]>(messages.getAll(seqRange(ranges, sessionId, lower, upper)))
+
+  /**
+   * Every stored row from `from` up, in seq ranges asked together: the first at once, the rest
+   * as soon as the session row says where the log ends (none when the first reached it).
+   */
+  async function storedFrom(from: number): Promise<SessionMessage[]> {
+    if (!Number.isFinite(from)) return rowsIn(from, Number.POSITIVE_INFINITY)
+    const firstUpper = from + FIRST_RANGE_SEQS
+    const first = rowsIn(from, firstUpper)
+    const rest = logEnd.then((end) =>
+      end?.bounded && end.headSeq < firstUpper
+        ? []
+        : Promise.all(rangesAbove(firstUpper, end?.headSeq).map(([lower, upper]) => rowsIn(lower, upper))),
+    )
+    const [firstRows, restRows] = await Promise.all([first, rest])
+    return firstRows.concat(...restRows)
+  }
+
   /** `loadThrough({seq: floor, pageSize: tail})`: every readable row from `floor`, filled to a page. */
   async function rowsThrough(from: number): Promise<Window> {
-    const stored = await requested<SessionMessage[]>(
-      messages.getAll(seqRange(ranges, sessionId, from, Number.POSITIVE_INFINITY)),
-    )
-    const rows = stored.filter(keep)
+    const rows = (await storedFrom(from)).filter(keep)
     const fill = (tail - (rows.length % tail)) % tail
     const below = rows[0]?.seq ?? Math.max(1, from)
     const older = from <= 1 ? { rows: [], hasOlder: false } : await rowsBelow(below, fill)
@@ -357,9 +424,12 @@ async function readIn(
   tx: IDBTransaction,
   ranges: Pick<typeof IDBKeyRange, 'bound'>,
   request: FirstScreenRequest,
-  head: Promise<Head>,
+  { session, head }: HeadRead,
 ): Promise<FirstScreen | undefined> {
-  const [read, window] = await Promise.all([head, readWindow(tx, ranges, request)])
+  const logEnd = session.then(
+    (row) => row && { headSeq: row.headSeq, bounded: currentReadHint(row) !== undefined },
+  )
+  const [read, window] = await Promise.all([head, readWindow(tx, ranges, request, logEnd)])
   return answer(tx, ranges, request, read, window)
 }
 

@@ -1,7 +1,9 @@
 /**
  * The read hint a session row carries (docs/decisions/0038, amendment): what the page's first
  * read (store/first-screen.ts) would otherwise read beside the row, written by the engine in the
- * same transaction as the row. It holds only while the row's `rev` is the hint's own: a writer
+ * same transaction as the row. A current hint also vouches that no stored row of the session has
+ * a seq above the row's `headSeq` (the engine writes rows only from its log, in the transaction
+ * that moves the head). It holds only while the row's `rev` is the hint's own: a writer
  * that does not keep it (an older library, a path that does not know these facts) bumps `rev`
  * all the same, and a reader then reads the stores themselves. No Dexie here: the page's reader
  * imports this module.

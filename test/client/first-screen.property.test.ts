@@ -6,7 +6,8 @@
  * queued inputs in a reordered inbox, and a turn left open; and imported sessions (a Pi tree
  * with abandoned branches, Codex files with hidden envelopes and a compaction). The engine's
  * `firstRead`, the one call a view opens with through the worker, answers the same rows and
- * inbox, with the outline `outline` answers.
+ * inbox, with the outline `outline` answers. A history longer than the read's first range is
+ * read in ranges asked together, and answers the same.
  */
 import { readFileSync } from 'node:fs'
 import { IDBIndex, IDBKeyRange, indexedDB } from 'fake-indexeddb'
@@ -15,12 +16,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createEngine } from '../../src/engine/engine'
 import type { Engine } from '../../src/engine/types'
 import type { SessionEvent } from '../../src/schema/events'
+import { openDb } from '../../src/store/db'
 import {
+  FIRST_RANGE_SEQS,
   type FirstScreenReader,
   type FirstScreenRequest,
   firstScreenReader,
+  RANGES_AFTER_FIRST,
+  rangesAbove,
 } from '../../src/store/first-screen'
 import { freshDbName, immediateSchedule } from '../support/engines'
+import { createReadCountingFactory } from '../support/read-counting-factory'
+import { expectHonestReadHints } from '../support/read-hints'
 import { turnEvents } from './harness'
 
 /** One step of building a session. */
@@ -217,3 +224,94 @@ describe.each([
     }
   }, 60_000)
 })
+
+test('the ranges after the first cover every seq above it once, in order, split up to the head', () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(fc.integer({ min: -5, max: 5_000 }), fc.double({ min: -5, max: 5_000, noNaN: true })),
+      fc.option(fc.integer({ min: -10, max: 20_000 }), { nil: undefined }),
+      (lower, head) => {
+        const parts = rangesAbove(lower, head)
+        expect(parts[0]?.[0]).toBe(lower)
+        expect(parts.at(-1)?.[1]).toBe(Number.POSITIVE_INFINITY)
+        // Contiguous, each non-empty: IDBKeyRange.bound would throw on an empty one.
+        for (const [i, [from, below]] of parts.entries()) {
+          expect(below).toBeGreaterThan(from)
+          if (i > 0) expect(from).toBe(parts[i - 1]?.[1])
+        }
+        const splits = head !== undefined && head + 1 - lower > RANGES_AFTER_FIRST
+        expect(parts.length).toBe(splits ? RANGES_AFTER_FIRST : 1)
+      },
+    ),
+  )
+})
+
+/** The `messages` requests a read from `floor` makes (see `rangesAbove`), by what the session row says. */
+function rangeRequests(floor: number, headSeq: number, bounded: boolean): number {
+  const firstUpper = floor + FIRST_RANGE_SEQS
+  if (bounded && headSeq < firstUpper) return 1
+  return 1 + rangesAbove(firstUpper, headSeq).length
+}
+
+test('a history longer than the first range is read in ranges asked together, and answers the same', async () => {
+  const dbName = freshDbName('first-screen-long')
+  const engine = createEngine({
+    indexedDB,
+    IDBKeyRange,
+    dbName,
+    schedule: immediateSchedule,
+    broadcast: false,
+    materialize: { minLag: 40, deltaWeight: 8 },
+  })
+  const reads = createReadCountingFactory(indexedDB)
+  const reader = firstScreenReader(dbName, { indexedDB: reads.factory, IDBKeyRange })
+  try {
+    await engine.createSession({ id: 's' })
+    // 260 turns of a prompt and a streamed answer, a resend that leaves the last turns' rows
+    // inactive, and a last answer still streaming (its row lags the log).
+    for (let turn = 1; turn <= 260; turn++) await streamTurn(engine, turn, 1 + (turn % 4), true)
+    await engine.resend('s', 'u-254', { text: 'again', id: 'r-1' })
+    const resent = (await engine.outline('s')).total
+    await engine.append('s', turnEvents(resent).slice(2) as SessionEvent[])
+    await streamTurn(engine, resent + 1, 3, false)
+    const { headSeq } = await engine.page('s', { limit: 1 })
+    expect(headSeq).toBeGreaterThan(FIRST_RANGE_SEQS + 200)
+    expect(await expectHonestReadHints(dbName, 'long history')).toBe(1)
+    const floors = [1, 2, 40, 300, headSeq - FIRST_RANGE_SEQS - 10, headSeq - FIRST_RANGE_SEQS - 2]
+    floors.push(
+      headSeq - FIRST_RANGE_SEQS,
+      headSeq - FIRST_RANGE_SEQS + 1,
+      headSeq - 30,
+      headSeq,
+      headSeq + 1,
+    )
+    const readAll = async (bounded: boolean) => {
+      for (const floor of floors)
+        for (const includeInactive of [false, true]) {
+          const r = { tail: 8, floor, includeInactive }
+          const separate = await engineFirstRead(engine, r)
+          reads.reset()
+          expect(await reader.read({ sessionId: 's', ...r }), `floor ${floor}`).toEqual(separate)
+          expect(reads.requests('messages'), `floor ${floor}`).toBe(rangeRequests(floor, headSeq, bounded))
+          expect(await startedRead(reader, { sessionId: 's', ...r }), `floor ${floor}`).toEqual(separate)
+        }
+    }
+    await readAll(true)
+    // From seq 1: the first range, then the rest in four ranges asked together.
+    expect(rangeRequests(1, headSeq, true)).toBe(1 + RANGES_AFTER_FIRST)
+    expect(rangeRequests(headSeq - 30, headSeq, true)).toBe(1)
+
+    // A row whose hint is not current (a writer that does not keep it) vouches for nothing: a
+    // read past the first range asks up to the end of the index.
+    const db = openDb(dbName, { indexedDB, IDBKeyRange })
+    await db.sessions.update('s', (row) => {
+      row.rev += 1
+    })
+    db.close()
+    await readAll(false)
+    expect(rangeRequests(headSeq - 30, headSeq, false)).toBe(2)
+  } finally {
+    reader.close()
+    await engine.close()
+  }
+}, 60_000)

@@ -1,8 +1,9 @@
 /**
  * Holds every session's read hint (src/store/read-hint.ts) to the stores it stands for: where a
  * row's hint is current, its pending count and transcript version are what the page's first
- * read would otherwise read. A hint that lies would show an empty inbox or rows the engine
- * rebuilds, so any test that writes through the engine can check it.
+ * read would otherwise read, and no stored row lies above the row's head. A hint that lies would
+ * show an empty inbox, rows the engine rebuilds or a history without its newest rows, so any test
+ * that writes through the engine can check it.
  */
 import { IDBKeyRange, indexedDB } from 'fake-indexeddb'
 import { expect } from 'vitest'
@@ -13,10 +14,11 @@ import { currentReadHint } from '../../src/store/read-hint'
 export async function expectHonestReadHints(dbName: string, where = ''): Promise<number> {
   const db = openDb(dbName, { indexedDB, IDBKeyRange })
   try {
-    const [sessions, inputs, folds] = await Promise.all([
+    const [sessions, inputs, folds, messages] = await Promise.all([
       db.sessions.toArray(),
       db.inputs.toArray(),
       db.projections.toArray(),
+      db.messages.toArray(),
     ])
     let current = 0
     for (const row of sessions) {
@@ -29,6 +31,10 @@ export async function expectHonestReadHints(dbName: string, where = ''): Promise
         const fold = folds.find((f) => f.sessionId === row.id && f.name === 'transcript')
         expect(hint.transcript, `${where}: transcript version of ${row.id}`).toBe(fold?.version)
       }
+      const newest = Math.max(0, ...messages.filter((m) => m.sessionId === row.id).map((m) => m.seq))
+      expect(newest, `${where}: the newest row of ${row.id} against its head`).toBeLessThanOrEqual(
+        row.headSeq,
+      )
     }
     return current
   } finally {
