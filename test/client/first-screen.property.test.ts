@@ -53,6 +53,17 @@ const request = fc.record({
   includeInactive: fc.boolean(),
 })
 
+/** An engine on fake-indexeddb; `lagging`: rows rewritten rarely, so most streaming rows lag the log. */
+const engineOn = (dbName: string, { lagging = false } = {}) =>
+  createEngine({
+    indexedDB,
+    IDBKeyRange,
+    dbName,
+    schedule: immediateSchedule,
+    broadcast: false,
+    ...(lagging ? { materialize: { minLag: 40, deltaWeight: 8 } } : {}),
+  })
+
 /** A turn whose answer streams in `deltas` appends (rows lag the log between rewrites). */
 async function streamTurn(engine: Engine, turn: number, deltas: number, finish: boolean): Promise<void> {
   const [start, prompt, stepStart, answerStart, , ...end] = turnEvents(turn)
@@ -130,15 +141,7 @@ describe.each([
         fc.array(request, { minLength: 1, maxLength: 4 }),
         async (steps, leaveOpen, requests) => {
           const dbName = freshDbName('first-screen')
-          const engine = createEngine({
-            indexedDB,
-            IDBKeyRange,
-            dbName,
-            schedule: immediateSchedule,
-            broadcast: false,
-            // Rows rewritten rarely: most streaming rows lag the log.
-            materialize: { minLag: 40, deltaWeight: 8 },
-          })
+          const engine = engineOn(dbName, { lagging: true })
           const reader = firstScreenReader(dbName, { indexedDB, IDBKeyRange })
           try {
             await engine.createSession({ id: 's' })
@@ -192,13 +195,7 @@ describe.each([
 
   test('answers what the engine answers for imported sessions', async () => {
     const dbName = freshDbName('first-screen-imported')
-    const engine = createEngine({
-      indexedDB,
-      IDBKeyRange,
-      dbName,
-      schedule: immediateSchedule,
-      broadcast: false,
-    })
+    const engine = engineOn(dbName)
     const reader = firstScreenReader(dbName, { indexedDB, IDBKeyRange })
     try {
       for (const file of IMPORTED) {
@@ -255,14 +252,7 @@ function rangeRequests(floor: number, headSeq: number, bounded: boolean): number
 
 test('a history longer than the first range is read in ranges asked together, and answers the same', async () => {
   const dbName = freshDbName('first-screen-long')
-  const engine = createEngine({
-    indexedDB,
-    IDBKeyRange,
-    dbName,
-    schedule: immediateSchedule,
-    broadcast: false,
-    materialize: { minLag: 40, deltaWeight: 8 },
-  })
+  const engine = engineOn(dbName, { lagging: true })
   const reads = createReadCountingFactory(indexedDB)
   const reader = firstScreenReader(dbName, { indexedDB: reads.factory, IDBKeyRange })
   try {
