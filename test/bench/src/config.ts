@@ -30,6 +30,8 @@ export const BenchConfig = z.strictObject({
   seedTurnsPerWrite: count,
   /** (4) cold opens timed (a new engine or Dexie connection each). */
   coldReps: count,
+  /** (13b) exports and imports of the long session timed, per side. */
+  fileReps: count,
   /** (4b) warm tail reads per repetition, and repetitions. */
   tailReads: count,
   tailReps: count,
@@ -96,6 +98,8 @@ export const FULL: BenchConfig = {
   seedTurns: 10_000,
   seedTurnsPerWrite: 250,
   coldReps: 15,
+  // An import of 10,000 turns takes ~10 s a side: five repetitions already spread only 1.07–1.31×.
+  fileReps: 5,
   tailReads: 50,
   tailReps: 9,
   tailLimit: 50,
@@ -128,7 +132,7 @@ export const FULL: BenchConfig = {
   growthSizes: [],
 }
 
-/** Under two minutes: the same shapes, fewer repetitions, a 1,000-turn session. */
+/** About six minutes here: the same shapes, fewer repetitions, a 1,000-turn session. */
 export const QUICK: BenchConfig = {
   ...FULL,
   admitCalls: 100,
@@ -147,15 +151,19 @@ export const QUICK: BenchConfig = {
   seedTurns: 1000,
   // Cold opens are single samples of ~10 ms: five gave medians 2.6–4.4× raw on one commit.
   coldReps: 9,
+  // Exports of 1,000 turns take ~0.1 s: five repetitions moved the ratio 20% between two runs.
+  fileReps: 9,
   tailReads: 20,
-  tailReps: 3,
+  // Three repetitions of 20 warm reads moved the ratio 21% between two runs; each costs ~25 ms.
+  tailReps: 7,
   loadReps: 3,
   comlinkCalls: 50,
   comlinkReps: 3,
   searchRows: 20_000,
   searchBuildReps: 5,
   searchQueries: 60,
-  jumpReps: 3,
+  // One jump per repetition (~10 ms): three moved the ratios 20% and 61% between two runs.
+  jumpReps: 7,
   underLoadReps: 5,
   // A quarter of the prompts and replies of the full chat, a tenth of each reply: 5 replies of 200 deltas.
   peerPrompts: 50,
@@ -178,6 +186,7 @@ export const NODE: BenchConfig = {
   seedTurns: 200,
   seedTurnsPerWrite: 100,
   coldReps: 3,
+  fileReps: 2,
   tailReads: 5,
   tailReps: 2,
   loadRows: 300,
