@@ -83,7 +83,7 @@ export const BenchConfig = z.strictObject({
 })
 export type BenchConfig = z.infer<typeof BenchConfig>
 
-/** 2–4 minutes on the 2-core machine these targets were set on. */
+/** 20–40 minutes on the 2-core machine these targets were set on (1,199 s at 3bfe6ec). */
 export const FULL: BenchConfig = {
   admitCalls: 300,
   appendTurns: 5,
@@ -132,7 +132,7 @@ export const FULL: BenchConfig = {
   growthSizes: [],
 }
 
-/** About six minutes here: the same shapes, fewer repetitions, a 1,000-turn session. */
+/** About five minutes here: the same shapes, fewer repetitions, a 1,000-turn session. */
 export const QUICK: BenchConfig = {
   ...FULL,
   admitCalls: 100,
